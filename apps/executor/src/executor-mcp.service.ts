@@ -1,0 +1,42 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { ExecutionService } from '@stoa/execution';
+import { McpEndpoint, type ToolDefinition } from '@stoa/mcp';
+import { SessionService } from '@stoa/sessions';
+import { EXECUTOR_SETTINGS } from './executor.tokens';
+import type { ExecutorSettings } from './executor.config';
+import { executeTool } from './tools/execute.tool';
+import { sessionTools } from './tools/session.tools';
+
+/** Binds the executor's tools to the MCP endpoint. */
+@Injectable()
+export class ExecutorMcpService implements OnApplicationShutdown {
+  private readonly logger = new Logger(ExecutorMcpService.name);
+  readonly endpoint: McpEndpoint;
+  readonly tools: readonly ToolDefinition[];
+
+  constructor(
+    @Inject(EXECUTOR_SETTINGS) settings: ExecutorSettings,
+    sessions: SessionService,
+    execution: ExecutionService,
+  ) {
+    const { config } = settings;
+    this.tools = [
+      executeTool({ name: config.name, description: config.description, defaultTimeout: config.execution.default_timeout, maxTimeout: config.execution.max_timeout }, execution),
+      ...sessionTools(config.name, sessions, execution),
+    ];
+    this.endpoint = new McpEndpoint(
+      { name: `${config.name}-executor`, version: '0.1.0', instructions: config.description || undefined, tools: () => this.tools },
+      {
+        mintSessionId: () => sessions.ids.mint(),
+        legacyIdleMs: Math.max(60_000, config.sessions.idle_timeout_minutes * 60_000),
+        // A client that ends its MCP session no longer needs the kernel bound to it.
+        onLegacySessionClosed: (id, principal) =>
+          void sessions.close(principal, id).catch((err: Error) => this.logger.warn({ err: err.message }, 'closing a legacy session failed')),
+      },
+    );
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.endpoint.close();
+  }
+}

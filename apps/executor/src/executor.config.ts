@@ -1,0 +1,82 @@
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { boolish, ConfigError, loadConfig, positiveInt } from '@stoa/config';
+import { checkTimeouts, EXECUTION_ENV, executionConfigSchema, resolveTruncationThreshold } from '@stoa/execution';
+import { environmentConfigSchema, KERNEL_ENV } from '@stoa/kernel';
+import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
+import { SESSION_ENV, sessionConfigSchema } from '@stoa/sessions';
+
+/** `server:` — how the HTTP listener runs. */
+const serverSchema = z
+  .object({
+    host: z.string().default('127.0.0.1'),
+    port: z.coerce.number().int().min(0).max(65535).default(8000),
+    /** Extra Host header names accepted (DNS-rebinding protection). */
+    allowed_hosts: z.array(z.string()).default([]),
+    /** Largest accepted request body, in MiB (code cells can be large). */
+    max_body_mb: positiveInt.default(16),
+    allow_unauthenticated_remote: boolish.default(false),
+  })
+  .prefault({});
+
+/** `auth:` — only no-op development auth exists so far. */
+const authSchema = z.object({ mode: z.enum(['noop']).default('noop') }).prefault({});
+
+/** The whole server.yaml of an executor. */
+export const executorConfigSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,40}$/, 'use letters, digits and _ (it becomes part of tool names)'),
+    description: z.string().default(''),
+    data_dir: z.string().default('./data'),
+    server: serverSchema,
+    auth: authSchema,
+    database: databaseConfigSchema,
+    environment: environmentConfigSchema,
+    execution: executionConfigSchema,
+    sessions: sessionConfigSchema,
+  })
+  .superRefine((c, ctx) => {
+    const problem = checkTimeouts(c.execution);
+    if (problem) ctx.addIssue({ code: 'custom', path: ['execution', 'default_timeout'], message: problem });
+  });
+export type ExecutorConfig = z.output<typeof executorConfigSchema>;
+
+const ENV_MAP = {
+  HOST: 'server.host',
+  PORT: 'server.port',
+  STOA_ALLOW_UNAUTHENTICATED_REMOTE: 'server.allow_unauthenticated_remote',
+  STOA_DATA_DIR: 'data_dir',
+  ...DATABASE_ENV,
+  ...KERNEL_ENV,
+  ...SESSION_ENV,
+  ...EXECUTION_ENV,
+};
+
+/** Resolved, ready-to-use settings derived from the config. */
+export interface ExecutorSettings {
+  config: ExecutorConfig;
+  baseDir: string;
+  dataDir: string;
+  replica: string;
+  truncationThreshold: number;
+}
+
+/** Loads server.yaml (+ env + CLI overrides) and derives the settings every module needs. */
+export function loadExecutorSettings(
+  file: string | undefined,
+  overrides: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+  warn: (msg: string) => void,
+): ExecutorSettings {
+  const { config, baseDir } = loadConfig({ schema: executorConfigSchema, file, env, envMap: ENV_MAP, overrides });
+  if (!file && !config.name) throw new ConfigError('(defaults)', ['name: required']);
+  const dataDir = resolve(config.data_dir); // relative to the working directory, like every CLI path
+  return {
+    config,
+    baseDir,
+    dataDir,
+    replica: config.sessions.replica ?? `${hostname()}:${config.server.port}`,
+    truncationThreshold: resolveTruncationThreshold(config.execution.output_truncation_threshold, env.CODE_OUTPUT_TRUNCATION_THRESHOLD, warn),
+  };
+}

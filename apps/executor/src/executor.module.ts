@@ -1,0 +1,54 @@
+import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
+import { LoggingModule } from '@stoa/core';
+import { ExecutionModule } from '@stoa/execution';
+import { KernelModule } from '@stoa/kernel';
+import { PersistenceModule } from '@stoa/persistence';
+import { SESSION_MIGRATIONS, SessionModule } from '@stoa/sessions';
+import { AuthMiddleware } from './auth.middleware';
+import type { ExecutorSettings } from './executor.config';
+import { ExecutorMcpService } from './executor-mcp.service';
+import { EXECUTOR_SETTINGS } from './executor.tokens';
+import { HealthController } from './health.controller';
+import { McpController } from './mcp.controller';
+import { join } from 'node:path';
+
+/** The executor: one domain server with kernels, sessions and the MCP surface. */
+@Module({})
+export class ExecutorModule implements NestModule {
+  static forRoot(s: ExecutorSettings): DynamicModule {
+    const c = s.config;
+    return {
+      module: ExecutorModule,
+      imports: [
+        LoggingModule.forRoot('stoa-executor'),
+        PersistenceModule.forRoot({ database: c.database, defaultSqlitePath: join(s.dataDir, 'stoa.sqlite'), migrations: [...SESSION_MIGRATIONS] }),
+        KernelModule.forRoot({
+          python: c.environment.python,
+          env: c.environment.env,
+          passthroughEnv: c.environment.passthrough_env,
+          startTimeoutMs: c.execution.start_timeout_seconds * 1000,
+        }),
+        SessionModule.forRoot({
+          maxSessions: c.sessions.max_sessions,
+          idleTimeoutMs: c.sessions.idle_timeout_minutes * 60_000,
+          sweepIntervalMs: c.sessions.sweep_interval_seconds * 1000,
+          dataDir: s.dataDir,
+          replica: s.replica,
+          idSigningKey: c.sessions.id_signing_key,
+        }),
+        ExecutionModule.forRoot({
+          defaultTimeoutS: c.execution.default_timeout,
+          maxTimeoutS: c.execution.max_timeout,
+          truncationThreshold: s.truncationThreshold,
+          interruptGraceMs: c.execution.interrupt_grace_seconds * 1000,
+        }),
+      ],
+      controllers: [HealthController, McpController],
+      providers: [{ provide: EXECUTOR_SETTINGS, useValue: s }, ExecutorMcpService],
+    };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(AuthMiddleware).forRoutes('*path');
+  }
+}

@@ -1,0 +1,88 @@
+import 'reflect-metadata';
+import { parseArgs } from 'node:util';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger } from 'nestjs-pino';
+import pino from 'pino';
+import { allowedHostsFor, unauthenticatedRemoteRefusal } from '@stoa/auth';
+import { isAppError } from '@stoa/core';
+import { ExecutorModule } from './executor.module';
+import { loadExecutorSettings, type ExecutorSettings } from './executor.config';
+import { installHttpBasics } from './http-basics';
+
+const USAGE = `Usage: node dist/apps/executor/main.js --config <server.yaml> [--host H] [--port P]
+       [--allow-unauthenticated-remote] [--warm]
+Env: STOA_CONFIG, HOST, PORT, DATABASE_URL, STOA_DATA_DIR, STOA_PYTHON, … (see .env.example)`;
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(2);
+}
+
+function settingsFromCli(logger: pino.Logger): { settings: ExecutorSettings; warm: boolean } {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        config: { type: 'string', short: 'c' },
+        host: { type: 'string' },
+        port: { type: 'string' },
+        'allow-unauthenticated-remote': { type: 'boolean' },
+        warm: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    fail(`${(err as Error).message}\n${USAGE}`);
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
+  }
+  const file = values.config ?? process.env.STOA_CONFIG;
+  if (!file) fail(`No config file: pass --config <server.yaml> or set STOA_CONFIG.\n${USAGE}`);
+  try {
+    const settings = loadExecutorSettings(
+      file,
+      {
+        'server.host': values.host,
+        'server.port': values.port,
+        'server.allow_unauthenticated_remote': values['allow-unauthenticated-remote'] ? true : undefined,
+      },
+      process.env,
+      (msg) => logger.warn(msg),
+    );
+    return { settings, warm: values.warm ?? false };
+  } catch (err) {
+    if (isAppError(err)) fail(err.message);
+    throw err;
+  }
+}
+
+async function main(): Promise<void> {
+  const logger = pino({ name: 'stoa-executor' });
+  const { settings, warm } = settingsFromCli(logger);
+  const { server, name, auth } = settings.config;
+  if (auth.mode === 'noop') {
+    logger.warn('AUTHENTICATION IS OFF (no-op development mode): callers are NOT verified and choose their own identity. Never expose this server to a network.');
+    const refusal = unauthenticatedRemoteRefusal(server.host);
+    if (refusal && !server.allow_unauthenticated_remote) fail(refusal);
+  }
+  const app = await NestFactory.create<NestExpressApplication>(ExecutorModule.forRoot(settings), { bodyParser: false, bufferLogs: true });
+  app.useLogger(app.get(Logger));
+  if (warm) {
+    logger.info({ server: name }, 'environment ready (--warm); exiting');
+    await app.close();
+    return;
+  }
+  installHttpBasics(app, { maxBodyBytes: server.max_body_mb * 1024 * 1024, allowedHosts: allowedHostsFor(server.host, server.allowed_hosts) });
+  app.enableShutdownHooks();
+  await app.listen(server.port, server.host);
+  const url = await app.getUrl();
+  logger.info({ server: name, url: `${url.replace('[::1]', '127.0.0.1')}/mcp`, replica: settings.replica }, `${name} executor listening`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`Executor failed to start: ${isAppError(err) ? err.message : err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import type { ExecutionService } from '@stoa/execution';
+import { defineTool, type ToolDefinition } from '@stoa/mcp';
+
+export interface ExecuteToolOptions {
+  name: string;
+  description: string;
+  defaultTimeout: number;
+  maxTimeout: number;
+}
+
+/** The agent-facing usage text of `execute_{name}_code` (reference §1.2, plus stateless-client guidance). */
+export function executeDescription(o: ExecuteToolOptions): string {
+  const usage = [
+    `Execute Python code in a persistent, sandboxed ${o.name} kernel. Variables, imports and functions persist across calls in the same session.`,
+    'Sessions: every result carries session_id. Pass it back as execution_session_id to continue in the same kernel — required for clients without MCP sessions (stateless HTTP), and it lets another connection of the same user resume the session. Without it, 2025-era clients keep state per MCP connection; other clients get a fresh session.',
+    "Files: write outputs under AGORA_OUTPUT_DIR (use agora_output('name.csv') for a path); new files are listed in artifacts.",
+    `Output etiquette: stdout/stderr are truncated beyond a limit. Keep large data in variables and print summaries (print(df.head()), len(x)). The value of a trailing expression is shown like a notebook Out.`,
+    `Args:\n  code: Python source to run.\n  description: a short note on what the code does (echoed back).\n  timeout: seconds before the run is interrupted (default ${o.defaultTimeout}, max ${o.maxTimeout}); variables survive an interrupt.\n  execution_session_id: session_id of an earlier result to continue that session.`,
+    'Returns JSON: description, stdout, stderr, execution_time, success, error, tool_calls, artifacts, session_id.',
+  ].join('\n\n');
+  return o.description ? `${o.description}\n\n${usage}` : usage;
+}
+
+/** `execute_{name}_code(code, description, timeout, execution_session_id)`. */
+export function executeTool(o: ExecuteToolOptions, execution: ExecutionService): ToolDefinition {
+  return defineTool({
+    name: `execute_${o.name}_code`,
+    description: executeDescription(o),
+    input: z.object({
+      code: z.string().describe('Python code to execute'),
+      description: z.string().default('').describe('What this code does'),
+      timeout: z.number().int().default(o.defaultTimeout).describe(`Timeout in seconds (max ${o.maxTimeout})`),
+      execution_session_id: z.string().nullable().default(null).describe('session_id from an earlier result, to continue that session'),
+    }),
+    annotations: { title: `Run Python in the ${o.name} kernel`, destructiveHint: false, openWorldHint: true },
+    handler: (args, ctx) => execution.execute(ctx.principal, args, { transportSessionId: ctx.transportSessionId }),
+  });
+}

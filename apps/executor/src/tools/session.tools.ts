@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import type { Principal } from '@stoa/core';
+import type { ExecutionService } from '@stoa/execution';
+import { defineTool, type ToolDefinition } from '@stoa/mcp';
+import { SessionNotFoundError, type SessionRuntime, type SessionService } from '@stoa/sessions';
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+const secs = (ms: number): number => Math.round(ms / 10) / 100;
+
+function summary(rt: SessionRuntime, now: number) {
+  return {
+    session_id: rt.record.id,
+    session_type: 'default',
+    status: rt.lock.pending > 0 ? 'busy' : 'idle',
+    age_seconds: secs(now - rt.record.createdAt),
+    idle_seconds: secs(now - rt.record.lastUsedAt),
+  };
+}
+
+function info(rt: SessionRuntime, now: number) {
+  return {
+    ...summary(rt, now),
+    created_at: iso(rt.record.createdAt),
+    last_accessed: iso(rt.record.lastUsedAt),
+    metadata: rt.record.metadata,
+    user_identity: rt.record.owner,
+    kernel_alive: rt.kernel?.alive ?? false,
+    status_history: [{ status: 'created', timestamp: iso(rt.record.createdAt) }],
+  };
+}
+
+/** The four session housekeeping tools, every one scoped to the caller (the reference checked no owner). */
+export function sessionTools(name: string, sessions: SessionService, execution: ExecutionService): ToolDefinition[] {
+  const owned = async (principal: Principal, id: string): Promise<SessionRuntime> => {
+    const rt = sessions.find(principal, id);
+    if (!rt) throw new SessionNotFoundError(id, sessions.countLive(principal));
+    return rt;
+  };
+  const idArg = z.object({ session_id: z.string().describe('A session_id from an execute result or list_sessions') });
+  return [
+    defineTool({
+      name: `${name}_list_sessions`,
+      description: `List your active ${name} execution sessions. summary_only=true (default) gives id, status, age and idle time; false adds timestamps, metadata and owner.`,
+      input: z.object({ summary_only: z.boolean().default(true) }),
+      annotations: { readOnlyHint: true },
+      handler: async ({ summary_only }, ctx) => {
+        const now = Date.now();
+        const list = sessions.list(ctx.principal).map((rt) => (summary_only ? summary(rt, now) : info(rt, now)));
+        return { success: true, count: list.length, sessions: list };
+      },
+    }),
+    defineTool({
+      name: `${name}_get_session_info`,
+      description: `Details of one of your ${name} sessions: timestamps, age, idle time, metadata.`,
+      input: idArg,
+      annotations: { readOnlyHint: true },
+      handler: async ({ session_id }, ctx) => {
+        try {
+          return { success: true, session: info(await owned(ctx.principal, session_id), Date.now()) };
+        } catch (err) {
+          if (err instanceof SessionNotFoundError) return { success: false, error: `Session not found: ${err.message}` };
+          throw err;
+        }
+      },
+    }),
+    defineTool({
+      name: `${name}_close_session`,
+      description: `Close one of your ${name} sessions: its kernel is stopped and its variables and files are discarded.`,
+      input: idArg,
+      annotations: { destructiveHint: true, idempotentHint: true },
+      handler: async ({ session_id }, ctx) => {
+        await sessions.close(ctx.principal, session_id);
+        return { success: true, message: `Session ${session_id} closed successfully`, remaining_sessions: sessions.countLive(ctx.principal) };
+      },
+    }),
+    defineTool({
+      name: `${name}_inspect_session`,
+      description: `Inspect the variables of one of your ${name} sessions: name → type and a short repr (names starting with _ are hidden).`,
+      input: idArg,
+      annotations: { readOnlyHint: true },
+      handler: async ({ session_id }, ctx) => {
+        const rt = await owned(ctx.principal, session_id);
+        const { busy, namespace } = await execution.inspect(rt);
+        return { success: true, session_id, status: busy ? 'busy' : 'idle', job_id: null, job_status: null, namespace };
+      },
+    }),
+  ];
+}

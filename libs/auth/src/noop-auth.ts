@@ -1,0 +1,44 @@
+import { DEV_PRINCIPAL_ID, type Principal } from '@stoa/core';
+
+/**
+ * No-op development auth (reference §7.3): the identity comes from the `oid`/`sub` and `tid` of an
+ * unsigned JWT if one is sent — nothing is verified — else `dev-user@dev-tenant`.
+ */
+export function noopPrincipal(authorization: string | undefined): Principal {
+  const token = authorization?.startsWith('Bearer ') ? authorization.slice(7).trim() : undefined;
+  const claims = token ? decodeUnverified(token) : undefined;
+  const user = str(claims?.oid) ?? str(claims?.sub);
+  const tenant = str(claims?.tid) ?? tenantFromIssuer(str(claims?.iss)) ?? 'default';
+  return {
+    id: user ? `${user}@${tenant}` : DEV_PRINCIPAL_ID,
+    name: str(claims?.name) ?? 'Development User',
+    roles: Array.isArray(claims?.roles) ? (claims.roles as unknown[]).filter((r): r is string => typeof r === 'string') : [],
+    scopes: typeof claims?.scp === 'string' ? claims.scp.split(' ') : [],
+    source: 'noop',
+    token,
+  };
+}
+
+function decodeUnverified(token: string): Record<string, unknown> | undefined {
+  const parts = token.split('.');
+  if (parts.length !== 3 || !parts[1]) return undefined;
+  try {
+    const payload: unknown = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'));
+    return payload && typeof payload === 'object' ? (payload as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v ? v : undefined;
+}
+
+/** Tenant from `…/{tenant}/v2.0` or `https://sts.windows.net/{tenant}/`. */
+function tenantFromIssuer(iss: string | undefined): string | undefined {
+  if (!iss) return undefined;
+  const segments = iss.replace(/\/+$/, '').split('/').filter(Boolean);
+  let last = segments.pop();
+  if (last && /^v\d+\.\d+$/.test(last)) last = segments.pop();
+  return last && !last.includes(':') ? last : undefined;
+}

@@ -1,0 +1,18 @@
+import { AppError, ErrorKind } from '@stoa/core';
+
+/** A config file or env override is unusable; the message lists every bad key at once. */
+export class ConfigError extends AppError {
+  readonly code = 'CONFIG_INVALID';
+  readonly kind = ErrorKind.invalid;
+
+  constructor(
+    readonly source: string,
+    readonly problems: readonly string[],
+  ) {
+    super(
+      `Invalid configuration (${source}):\n` +
+        problems.map((p) => `  - ${p}`).join('\n') +
+        '\nFix these keys in the YAML file or the environment variables named above, then start again.',
+    );
+  }
+}

@@ -1,0 +1,45 @@
+/** Closed set of error kinds; each transport maps a kind to its own status. */
+export const ErrorKind = {
+  invalid: 'invalid',
+  unauthenticated: 'unauthenticated',
+  forbidden: 'forbidden',
+  notFound: 'not_found',
+  conflict: 'conflict',
+  tooMany: 'too_many',
+  unavailable: 'unavailable',
+  internal: 'internal',
+} as const;
+export type ErrorKind = (typeof ErrorKind)[keyof typeof ErrorKind];
+
+/**
+ * Base of every error a lib throws. `code` is stable API; `message` tells the reader (often an agent)
+ * what happened and what to do next. `details` are extra JSON fields some wire contracts require.
+ */
+export abstract class AppError extends Error {
+  abstract readonly code: string;
+  abstract readonly kind: ErrorKind;
+  readonly details: Record<string, unknown>;
+
+  constructor(message: string, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.details = details;
+  }
+}
+
+/** Bad input at the edge (a tool argument, an HTTP body). */
+export class InvalidInputError extends AppError {
+  readonly code = 'INVALID_INPUT';
+  readonly kind = ErrorKind.invalid;
+}
+
+/** Something this process depends on is not available right now; retrying later may work. */
+export class UnavailableError extends AppError {
+  readonly code = 'UNAVAILABLE';
+  readonly kind = ErrorKind.unavailable;
+}
+
+/** True when `err` is one of ours. */
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}

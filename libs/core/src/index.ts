@@ -1,0 +1,12 @@
+/** Errors shared by every lib and transport. */
+export { AppError, ErrorKind, InvalidInputError, UnavailableError, isAppError } from './app-error';
+/** Random ids, tokens and HMAC signatures. */
+export { randomId, randomToken, sign, verifySignature } from './ids';
+/** The caller of a request. */
+export { DEV_PRINCIPAL_ID, type Principal } from './principal';
+/** Request-scoped context (principal, request id) carried by AsyncLocalStorage. */
+export { currentContext, runWithContext, type RequestContext } from './request-context';
+/** FIFO async mutex. */
+export { Mutex } from './mutex';
+/** Structured logging (pino) with access logs and redaction. */
+export { LoggingModule, REDACTED_PATHS } from './logging.module';

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { nonNegative, positiveInt } from '@stoa/config';
+import { kernelTimingSchema } from '@stoa/kernel';
+
+/** `execution:` in a server YAML. */
+export const executionConfigSchema = z
+  .object({
+    /** Only `sync` exists until background jobs land; async_only/adaptive come with the jobs module. */
+    mode: z.enum(['sync']).default('sync'),
+    default_timeout: positiveInt.default(300),
+    max_timeout: positiveInt.default(600),
+    /** Characters per stream before truncation; 0 disables; unset → CODE_OUTPUT_TRUNCATION_THRESHOLD or 50000. */
+    output_truncation_threshold: nonNegative.int().nullable().default(null),
+  })
+  .extend(kernelTimingSchema.shape)
+  .prefault({});
+export type ExecutionConfig = z.output<typeof executionConfigSchema>;
+
+export const DEFAULT_TRUNCATION_THRESHOLD = 50_000;
+
+/**
+ * The reference's threshold rules: config if set, else env `CODE_OUTPUT_TRUNCATION_THRESHOLD`
+ * (whitespace and underscores ignored, `50_000` accepted); invalid or negative env → 50000 with a warning.
+ */
+export function resolveTruncationThreshold(
+  configured: number | null,
+  envValue: string | undefined,
+  warn: (msg: string) => void,
+): number {
+  if (configured !== null) return configured;
+  if (envValue === undefined || envValue.trim() === '') return DEFAULT_TRUNCATION_THRESHOLD;
+  const cleaned = envValue.trim().replace(/_/g, '');
+  const n = /^\d+$/.test(cleaned) ? Number(cleaned) : NaN;
+  if (!Number.isSafeInteger(n)) {
+    warn(`CODE_OUTPUT_TRUNCATION_THRESHOLD='${envValue}' is not a non-negative integer; using ${DEFAULT_TRUNCATION_THRESHOLD}.`);
+    return DEFAULT_TRUNCATION_THRESHOLD;
+  }
+  return n;
+}
+
+/** Hard cap on characters held per stream when truncation is disabled (server memory stays bounded). */
+export const MAX_CAPTURE_CHARS = 8 * 1024 * 1024;
+
+/** Env overrides for {@link executionConfigSchema}. */
+export const EXECUTION_ENV = { STOA_DEFAULT_TIMEOUT: 'execution.default_timeout', STOA_MAX_TIMEOUT: 'execution.max_timeout' } as const;
+
+/** Guards the relation between the two timeouts. */
+export function checkTimeouts(c: ExecutionConfig): string | undefined {
+  return c.default_timeout > c.max_timeout ? `execution.default_timeout (${c.default_timeout}) exceeds execution.max_timeout (${c.max_timeout})` : undefined;
+}
+
+export const positiveTimeout = positiveInt;

@@ -1,0 +1,15 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { EXECUTION_SETTINGS, ExecutionService, type ExecutionSettings } from './execution.service';
+
+/** The execute pipeline; needs SessionModule in the app. */
+@Module({})
+export class ExecutionModule {
+  static forRoot(settings: ExecutionSettings): DynamicModule {
+    return {
+      module: ExecutionModule,
+      global: true,
+      providers: [{ provide: EXECUTION_SETTINGS, useValue: settings }, ExecutionService],
+      exports: [ExecutionService],
+    };
+  }
+}

@@ -1,0 +1,41 @@
+/** Arguments of `execute_{name}_code`. */
+export interface ExecuteInput {
+  code: string;
+  description?: string;
+  timeout?: number;
+  execution_session_id?: string | null;
+}
+
+/** Where the call came from: the legacy MCP session id (2025-era clients), if any. */
+export interface ExecuteOrigin {
+  transportSessionId?: string;
+  onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
+}
+
+/** A tool-call trace record (filled by the tools module). */
+export interface ToolCallRecord {
+  tool_name: string;
+  args: Record<string, unknown>;
+  result: unknown;
+  duration_ms: number;
+  success: boolean;
+  error: string | null;
+  timestamp: number;
+}
+
+/** The inline result JSON of the reference (§1.2). */
+export interface ExecuteResult {
+  description: string;
+  stdout: string;
+  stderr: string;
+  execution_time: number;
+  success: boolean;
+  error: string | null;
+  tool_calls: ToolCallRecord[];
+  artifacts: { name: string; size_bytes: number; mime_type: string }[];
+  note?: string;
+  session_id?: string;
+  /** Set when the kernel was replaced during this call and all state was lost. */
+  kernel_restarted?: boolean;
+  displays?: never[];
+}

@@ -1,0 +1,10 @@
+/** `execution:` config schema, truncation threshold rules, env overrides. */
+export { DEFAULT_TRUNCATION_THRESHOLD, EXECUTION_ENV, MAX_CAPTURE_CHARS, checkTimeouts, executionConfigSchema, resolveTruncationThreshold, type ExecutionConfig } from './execution.config';
+/** The execute pipeline. */
+export { EXECUTION_SETTINGS, ExecutionService, type ExecutionSettings } from './execution.service';
+/** Nest module. */
+export { ExecutionModule } from './execution.module';
+/** Output truncation (reference §1.2.1). */
+export { truncateStderr, truncateStdout } from './truncation';
+/** Wire types of the execute tool. */
+export type { ExecuteInput, ExecuteOrigin, ExecuteResult, ToolCallRecord } from './execution.types';

@@ -1,0 +1,230 @@
+"""Stoa kernel driver: one persistent Python namespace driven over dedicated pipes.
+
+Stdlib only (Python >= 3.8). Node writes JSON-line commands to fd CMD_FD and reads JSON-line replies
+from fd REPLY_FD; the user's stdout/stderr stay on fds 1 and 2 so fd-level output (C extensions,
+os.write, child processes) is captured by the host. Each execution ends with a nonce marker written to
+both fd 1 and fd 2 so the host knows every byte of that execution has arrived.
+"""
+import ast
+import base64
+import ctypes
+import io
+import json
+import os
+import signal
+import sys
+import threading
+import traceback
+
+CMD_FD = int(os.environ.pop("STOA_CMD_FD", "3"))
+REPLY_FD = int(os.environ.pop("STOA_REPLY_FD", "4"))
+MAX_DISPLAY_BYTES = 5 * 1024 * 1024
+
+_in_user_code = False
+
+
+def _on_sigint(signum, frame):
+    # Only user code is interruptible; a late SIGINT must never break the protocol loop.
+    if _in_user_code:
+        raise KeyboardInterrupt()
+
+
+def _die_with_parent():
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+    parent = os.getppid()
+
+    def watch():
+        import time
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                try:
+                    os.killpg(0, signal.SIGKILL)
+                finally:
+                    os._exit(1)
+
+    threading.Thread(target=watch, name="stoa-parent-watch", daemon=True).start()
+
+
+class Displays(object):
+    """Collects PNG/SVG displays of one execution (never HTML)."""
+
+    def __init__(self):
+        self.items = []
+        self.size = 0
+
+    def add(self, mime, data, metadata=None):
+        size = len(data)
+        if self.size + size > MAX_DISPLAY_BYTES:
+            return
+        self.size += size
+        self.items.append({"mime_type": mime, "data": data, "metadata": metadata or {}})
+
+    def add_object(self, obj):
+        png = getattr(obj, "_repr_png_", None)
+        if callable(png):
+            raw = png()
+            if raw:
+                self.add("image/png", base64.b64encode(raw).decode("ascii"))
+                return True
+        svg = getattr(obj, "_repr_svg_", None)
+        if callable(svg):
+            raw = svg()
+            if raw:
+                self.add("image/svg+xml", raw)
+                return True
+        return False
+
+    def capture_matplotlib(self):
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is None:
+            return
+        try:
+            for num in plt.get_fignums():
+                fig = plt.figure(num)
+                buf = io.BytesIO()
+                fig.savefig(buf, format="png", bbox_inches="tight")
+                self.add("image/png", base64.b64encode(buf.getvalue()).decode("ascii"))
+            plt.close("all")
+        except Exception:
+            pass
+
+
+class Driver(object):
+    def __init__(self):
+        self.namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+        self.displays = Displays()
+        self.namespace["display"] = self.display
+        self.reply = os.fdopen(REPLY_FD, "w", buffering=1, encoding="utf-8", closefd=False)
+        self.commands = os.fdopen(CMD_FD, "r", encoding="utf-8", closefd=False)
+        self.counter = 0
+
+    def display(self, *objs):
+        """Show rich objects (PNG/SVG) in the activity feed; prints their text form."""
+        for obj in objs:
+            if not self.displays.add_object(obj):
+                print(repr(obj))
+
+    def send(self, message):
+        self.reply.write(json.dumps(message) + "\n")
+        self.reply.flush()
+
+    def compile_cell(self, code):
+        self.counter += 1
+        filename = "<cell-%d>" % self.counter
+        tree = ast.parse(code, filename, "exec")
+        last = None
+        if tree.body and isinstance(tree.body[-1], ast.Expr):
+            last = ast.Expression(tree.body.pop().value)
+        body = compile(tree, filename, "exec")
+        tail = compile(last, filename, "eval") if last is not None else None
+        return body, tail
+
+    def run(self, code):
+        global _in_user_code
+        self.displays = Displays()
+        ok = True
+        error = None
+        try:
+            _in_user_code = True
+            body, tail = self.compile_cell(code)
+            exec(body, self.namespace)
+            if tail is not None:
+                value = eval(tail, self.namespace)
+                if value is not None:
+                    self.namespace["_"] = value
+                    self.displays.add_object(value)
+                    sys.stdout.write(repr(value) + "\n")
+            _in_user_code = False
+        except BaseException as exc:  # noqa: B902 - user code may raise anything, SystemExit included
+            _in_user_code = False
+            ok = False
+            error = self.format_exception(exc)
+            sys.stderr.write(error)
+        finally:
+            _in_user_code = False
+        self.displays.capture_matplotlib()
+        return ok, error
+
+    def inspect(self):
+        """Public names of the namespace with type and clipped repr (user reprs may be interrupted)."""
+        global _in_user_code
+        out = {}
+        try:
+            _in_user_code = True
+            for name, value in list(self.namespace.items()):
+                if name.startswith("_") or value is self.namespace.get("display") and name == "display":
+                    continue
+                try:
+                    text = repr(value)
+                except Exception as exc:  # a broken __repr__ must not hide the rest
+                    text = "<repr failed: %s>" % type(exc).__name__
+                if len(text) > 300:
+                    text = text[:300] + "...<truncated>"
+                out[name] = {"type": type(value).__name__, "repr": text}
+        except BaseException:
+            out = None
+        finally:
+            _in_user_code = False
+        return out
+
+    def format_exception(self, exc):
+        lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
+        # Hide the driver's own frame so tracebacks start at the user's cell.
+        kept = [line for line in lines if "stoa_driver.py" not in line]
+        return "".join(kept)
+
+    def flush_streams(self, nonce):
+        marker = "\x00STOA:%s\x00\n" % nonce
+        for stream, fd in ((sys.stdout, 1), (sys.stderr, 2)):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+            os.write(fd, marker.encode("utf-8"))
+
+    def serve(self):
+        self.send({"type": "ready", "pid": os.getpid(), "python": sys.version.split()[0]})
+        while True:
+            try:
+                line = self.commands.readline()
+            except KeyboardInterrupt:
+                continue
+            if not line:
+                os._exit(0)
+            try:
+                command = json.loads(line)
+            except ValueError:
+                continue
+            op = command.get("op")
+            if op == "exec":
+                ok, error = self.run(command.get("code", ""))
+                self.flush_streams(command["nonce"])
+                self.send({"type": "result", "id": command["id"], "ok": ok, "error": error,
+                           "displays": self.displays.items})
+            elif op == "inspect":
+                value = self.inspect()
+                self.flush_streams(command["nonce"])
+                self.send({"type": "result", "id": command["id"], "ok": value is not None, "value": value,
+                           "displays": []})
+            elif op == "ping":
+                self.send({"type": "pong", "id": command.get("id")})
+
+
+def main():
+    signal.signal(signal.SIGINT, _on_sigint)
+    _die_with_parent()
+    sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", line_buffering=True)
+    sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False), encoding="utf-8",
+                                  errors="backslashreplace", line_buffering=True)
+    sys.stdin = open(os.devnull, "r")
+    Driver().serve()
+
+
+if __name__ == "__main__":
+    main()

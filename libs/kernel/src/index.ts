@@ -1,0 +1,18 @@
+/** Kernel config schemas (environment:, timing) and the secret-name filter. */
+export { KERNEL_ENV, SECRET_NAME, environmentConfigSchema, kernelTimingSchema, type EnvironmentConfig } from './kernel.config';
+/** Kernel errors. */
+export { KernelDeadError, KernelStartError } from './kernel.errors';
+/** One kernel process (driver over pipes, own process group). */
+export { KernelProcess, describeExit } from './kernel-process';
+/** Starts and reaps kernels. */
+export { KERNEL_SETTINGS, KernelService, type KernelSettings } from './kernel.service';
+/** Nest module for the kernel service. */
+export { KernelModule } from './kernel.module';
+/** Kernel environment allow-list. */
+export { buildKernelEnv } from './kernel-env';
+/** Interpreter resolution. */
+export { driverPath, resolvePython, type PythonInfo } from './python';
+/** Execution result types. */
+export { ExecutionOutcome, type ExecuteOptions, type KernelDisplay, type KernelExecution, type KernelSpawnOptions, type StreamText } from './kernel.types';
+/** Bounded output capture. */
+export { OutputCapture } from './output-capture';

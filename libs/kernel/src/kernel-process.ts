@@ -1,0 +1,237 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+import { randomToken } from '@stoa/core';
+import { KernelDeadError, KernelStartError } from './kernel.errors';
+import { MarkerSplitter, OutputCapture } from './output-capture';
+import { ExecutionOutcome, type ExecuteOptions, type KernelDisplay, type KernelExecution } from './kernel.types';
+
+interface DriverReply {
+  type: 'ready' | 'result' | 'pong';
+  id?: number;
+  ok?: boolean;
+  displays?: KernelDisplay[];
+  value?: unknown;
+  pid?: number;
+}
+
+interface Pending {
+  id: number;
+  reply?: DriverReply;
+  stdoutDone: boolean;
+  stderrDone: boolean;
+  settle: () => void;
+  check: () => void;
+}
+
+/**
+ * One Python kernel process running the Stoa driver, in its own process group. Executions are
+ * expected to be serialised by the caller (the session); `execute` rejects if one is in flight.
+ */
+export class KernelProcess extends EventEmitter<{ exit: [code: number | null, signal: NodeJS.Signals | null] }> {
+  readonly startedAt = Date.now();
+  private readonly child: ChildProcess;
+  private readonly commands: Writable;
+  private readonly out = new MarkerSplitter();
+  private readonly err = new MarkerSplitter();
+  private pending: Pending | undefined;
+  private nextId = 1;
+  private exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  private readonly closed: Promise<void>;
+  private readonly ready: Promise<void>;
+  private startupStderr = '';
+
+  constructor(python: string, driver: string, cwd: string, env: Record<string, string>) {
+    super();
+    this.child = spawn(python, ['-u', driver], {
+      cwd,
+      env,
+      detached: true, // own process group: the whole tree is killed together
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
+    });
+    this.commands = this.child.stdio[3] as Writable;
+    this.commands.on('error', () => undefined); // EPIPE when the kernel died; reported through 'exit'
+    this.pipeStream(this.child.stdout as Readable, this.out, 'stdout');
+    this.pipeStream(this.child.stderr as Readable, this.err, 'stderr');
+    this.closed = new Promise((resolve) => this.child.once('close', () => resolve()));
+    this.ready = new Promise<void>((resolve, reject) => {
+      const replies = createInterface({ input: this.child.stdio[4] as Readable });
+      replies.on('line', (line) => {
+        let msg: DriverReply;
+        try {
+          msg = JSON.parse(line) as DriverReply;
+        } catch {
+          return;
+        }
+        if (msg.type === 'ready') resolve();
+        else this.onReply(msg);
+      });
+      this.child.once('error', (e) => reject(new KernelStartError(`Cannot start the kernel: ${e.message}`)));
+      this.child.once('exit', (code, signal) => {
+        this.exited = { code, signal };
+        reject(new KernelStartError(`The kernel exited during start-up (${describeExit(code, signal)}). ${this.startupStderr.slice(-2000)}`.trim()));
+        this.killGroup();
+        this.emit('exit', code, signal);
+        this.pending?.settle();
+      });
+    });
+    this.ready.catch(() => undefined);
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get alive(): boolean {
+    return !this.exited;
+  }
+
+  get busy(): boolean {
+    return this.pending !== undefined;
+  }
+
+  /** Resolves once the driver reported ready; rejects if it dies first or takes longer than `timeoutMs`. */
+  async waitReady(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new KernelStartError(`The kernel did not start within ${timeoutMs / 1000}s.`)), timeoutMs);
+    });
+    try {
+      await Promise.race([this.ready, timeout]);
+    } catch (err) {
+      this.kill();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Public namespace names with type and clipped repr; undefined when the kernel could not answer. */
+  async inspect(timeoutMs: number): Promise<Record<string, { type: string; repr: string }> | undefined> {
+    const r = await this.execute('', { timeoutMs, graceMs: 1000, captureChars: 1000 }, 'inspect');
+    return r.outcome === ExecutionOutcome.completed ? (r.value as Record<string, { type: string; repr: string }> | undefined) ?? undefined : undefined;
+  }
+
+  async execute(code: string, opts: ExecuteOptions, op: 'exec' | 'inspect' = 'exec'): Promise<KernelExecution> {
+    if (this.exited) throw new KernelDeadError('The kernel has exited; start a new one.');
+    if (this.pending) throw new KernelDeadError('The kernel is already executing.');
+    const started = performance.now();
+    const id = this.nextId++;
+    const nonce = randomToken(12);
+    const stdout = new OutputCapture(opts.captureChars, opts.captureChars, opts.onOutput && ((t) => opts.onOutput?.('stdout', t)));
+    const stderr = new OutputCapture(opts.captureChars, opts.captureChars, opts.onOutput && ((t) => opts.onOutput?.('stderr', t)));
+    let settle!: () => void;
+    const done = new Promise<void>((resolve) => (settle = resolve));
+    const pending: Pending = {
+      id,
+      stdoutDone: false,
+      stderrDone: false,
+      settle,
+      check: () => {
+        if (pending.reply && pending.stdoutDone && pending.stderrDone) settle();
+      },
+    };
+    this.pending = pending;
+    this.out.begin(nonce, stdout, () => ((pending.stdoutDone = true), pending.check()));
+    this.err.begin(nonce, stderr, () => ((pending.stderrDone = true), pending.check()));
+    this.commands.write(JSON.stringify({ op, id, code, nonce }) + '\n');
+
+    let outcome: ExecutionOutcome = ExecutionOutcome.completed;
+    try {
+      if (!(await withTimeout(done, opts.timeoutMs))) {
+        this.interrupt();
+        outcome = ExecutionOutcome.interrupted;
+        if (!(await withTimeout(done, opts.graceMs))) {
+          outcome = ExecutionOutcome.killed;
+          this.kill();
+          await withTimeout(this.closed, 2000);
+        }
+      }
+      if (!pending.reply && outcome !== ExecutionOutcome.killed) {
+        outcome = ExecutionOutcome.died;
+        await withTimeout(this.closed, 1000);
+      }
+    } finally {
+      this.out.end();
+      this.err.end();
+      this.pending = undefined;
+    }
+    return {
+      outcome,
+      raised: pending.reply?.ok === false,
+      stdout,
+      stderr,
+      displays: pending.reply?.displays ?? [],
+      value: pending.reply?.value,
+      durationMs: performance.now() - started,
+      exit: outcome === ExecutionOutcome.died ? this.exited : undefined,
+    };
+  }
+
+  /** Sends SIGINT to the kernel (KeyboardInterrupt in user code; the namespace survives). */
+  interrupt(): void {
+    if (this.child.pid && !this.exited) {
+      try {
+        process.kill(this.child.pid, 'SIGINT');
+      } catch {
+        /* already gone */
+      }
+    }
+  }
+
+  /** Kills the kernel and everything it started (its process group). */
+  kill(): void {
+    this.killGroup();
+  }
+
+  /** Kills the group and waits until the process is reaped. */
+  async close(): Promise<void> {
+    this.killGroup();
+    await withTimeout(this.closed, 5000);
+  }
+
+  private killGroup(): void {
+    const pid = this.child.pid;
+    if (!pid) return;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      /* group already gone */
+    }
+  }
+
+  private onReply(msg: DriverReply): void {
+    const pending = this.pending;
+    if (msg.type === 'result' && pending && msg.id === pending.id) {
+      pending.reply = msg;
+      pending.check();
+    }
+  }
+
+  private pipeStream(stream: Readable, splitter: MarkerSplitter, name: string): void {
+    const decoder = new StringDecoder('utf8');
+    stream.on('data', (chunk: Buffer) => {
+      const text = decoder.write(chunk);
+      if (!this.pending && name === 'stderr' && this.startupStderr.length < 8000) this.startupStderr += text;
+      splitter.push(text);
+    });
+  }
+}
+
+function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
+  return signal ? `signal ${signal}` : `exit code ${code}`;
+}
+
+async function withTimeout(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([p.then(() => true), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export { describeExit };

@@ -1,0 +1,65 @@
+/** A PNG/SVG display produced by an execution (kept out of agent responses). */
+export interface KernelDisplay {
+  mime_type: 'image/png' | 'image/svg+xml';
+  data: string;
+  metadata: Record<string, unknown>;
+}
+
+/** How an execution ended. */
+export const ExecutionOutcome = {
+  /** The code ran to completion (possibly raising). */
+  completed: 'completed',
+  /** Timed out; SIGINT interrupted it and the namespace was kept. */
+  interrupted: 'interrupted',
+  /** Timed out; the kernel ignored SIGINT, was killed, and its state is lost. */
+  killed: 'killed',
+  /** The kernel process died during the execution (segfault, os._exit, OOM kill). */
+  died: 'died',
+} as const;
+export type ExecutionOutcome = (typeof ExecutionOutcome)[keyof typeof ExecutionOutcome];
+
+/** Captured output of one stream: full when `length` equals the kept text, else head and tail. */
+export interface StreamText {
+  /** Total characters produced. */
+  length: number;
+  /** First characters (up to the capture's head size). */
+  head(n: number): string;
+  /** Last characters (up to the capture's tail size). */
+  tail(n: number): string;
+  /** All text, when `complete`. */
+  text(): string;
+  complete: boolean;
+}
+
+export interface KernelExecution {
+  outcome: ExecutionOutcome;
+  /** Python raised (traceback is in stderr). */
+  raised: boolean;
+  stdout: StreamText;
+  stderr: StreamText;
+  displays: KernelDisplay[];
+  /** Value returned by internal ops (inspect). */
+  value?: unknown;
+  durationMs: number;
+  /** For `died`: how the process ended. */
+  exit?: { code: number | null; signal: NodeJS.Signals | null };
+}
+
+export interface ExecuteOptions {
+  timeoutMs: number;
+  /** After SIGINT, how long to wait before killing the kernel. */
+  graceMs: number;
+  /** Characters kept from the start and end of each stream. */
+  captureChars: number;
+  /** Live output (for progress notifications). */
+  onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
+}
+
+/** What a kernel is started with. */
+export interface KernelSpawnOptions {
+  cwd: string;
+  /** Session-specific variables (AGORA_OUTPUT_DIR, USER_IDENTITY…). */
+  env: Readonly<Record<string, string>>;
+  /** A label for logs. */
+  label: string;
+}

@@ -1,0 +1,47 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { KernelStartError } from './kernel.errors';
+
+/** The interpreter kernels run with, resolved once (never a pyenv shim per session). */
+export interface PythonInfo {
+  executable: string;
+  version: string;
+}
+
+/** Resolves `python` (a name on PATH or a path) to the real interpreter behind it. */
+export function resolvePython(python: string): PythonInfo {
+  let out: string;
+  try {
+    out = execFileSync(python, ['-c', 'import sys; print(sys.executable); print(".".join(map(str, sys.version_info[:3])))'], {
+      encoding: 'utf8',
+      timeout: 20_000,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  } catch (err) {
+    throw new KernelStartError(
+      `Cannot run the kernel interpreter '${python}': ${(err as Error).message.split('\n')[0]}. ` +
+        'Set environment.python in server.yaml (or STOA_PYTHON) to a Python >= 3.8 executable.',
+    );
+  }
+  const [executable, version] = out.trim().split('\n');
+  if (!executable || !version) throw new KernelStartError(`'${python}' did not report its executable path.`);
+  const [major, minor] = version.split('.').map(Number);
+  if ((major ?? 0) < 3 || (major === 3 && (minor ?? 0) < 8)) {
+    throw new KernelStartError(`Kernel interpreter ${executable} is Python ${version}; Stoa needs Python >= 3.8.`);
+  }
+  return { executable, version };
+}
+
+/** Absolute path of the stdlib driver script, found from source and from dist alike. */
+export function driverPath(): string {
+  let dir = __dirname;
+  for (let i = 0; i < 8; i++) {
+    const candidate = join(dir, 'libs', 'kernel', 'python', 'stoa_driver.py');
+    if (existsSync(candidate)) return candidate;
+    const sibling = join(dir, 'python', 'stoa_driver.py');
+    if (existsSync(sibling)) return sibling;
+    dir = dirname(dir);
+  }
+  throw new KernelStartError('Kernel driver stoa_driver.py not found; reinstall Stoa (libs/kernel/python is missing).');
+}

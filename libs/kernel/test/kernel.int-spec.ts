@@ -1,0 +1,70 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ExecutionOutcome, KernelService, type KernelProcess } from '@stoa/kernel';
+
+const service = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000 });
+const run = (k: KernelProcess, code: string, timeoutMs = 10_000, graceMs = 2_000) =>
+  k.execute(code, { timeoutMs, graceMs, captureChars: 100_000 });
+
+describe('KernelProcess (real Python)', () => {
+  let kernel: KernelProcess;
+  const cwd = mkdtempSync(join(tmpdir(), 'stoa-kernel-'));
+
+  beforeAll(async () => {
+    kernel = await service.start({ cwd, env: { AGORA_OUTPUT_DIR: cwd }, label: 't' });
+  });
+  afterAll(async () => {
+    await service.onApplicationShutdown();
+  });
+
+  it('keeps the namespace across executions and shows a trailing expression', async () => {
+    await run(kernel, 'x = 41');
+    const r = await run(kernel, 'x + 1');
+    expect(r.outcome).toBe(ExecutionOutcome.completed);
+    expect(r.stdout.text()).toBe('42\n');
+    expect(r.raised).toBe(false);
+  });
+
+  it('captures fd-level writes of os.write and child processes in order', async () => {
+    const r = await run(kernel, "import os, subprocess\nprint('a')\nos.write(1, b'b\\n')\nsubprocess.run(['echo', 'c'])\nprint('d')");
+    expect(r.stdout.text()).toBe('a\nb\nc\nd\n');
+  });
+
+  it('reports a traceback without ANSI codes in stderr', async () => {
+    const r = await run(kernel, '1/0');
+    expect(r.raised).toBe(true);
+    expect(r.stderr.text()).toContain('ZeroDivisionError: division by zero');
+    expect(r.stderr.text()).not.toMatch(/\u001b\[/);
+    expect(r.stderr.text()).not.toContain('stoa_driver.py');
+  });
+
+  it('interrupts on timeout and keeps the namespace', async () => {
+    await run(kernel, 'kept = 7');
+    const r = await run(kernel, 'import time\nwhile True: time.sleep(0.05)', 500);
+    expect(r.outcome).toBe(ExecutionOutcome.interrupted);
+    expect(r.stderr.text()).toContain('KeyboardInterrupt');
+    expect((await run(kernel, 'kept')).stdout.text()).toBe('7\n');
+  });
+
+  it('kills a kernel that ignores SIGINT', async () => {
+    const k = await service.start({ cwd, env: {}, label: 'sigint' });
+    const r = await run(k, 'import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: time.sleep(0.05)', 300, 300);
+    expect(r.outcome).toBe(ExecutionOutcome.killed);
+    expect(k.alive).toBe(false);
+  });
+
+  it('detects os._exit and a segfault at once', async () => {
+    const k1 = await service.start({ cwd, env: {}, label: 'exit' });
+    const r1 = await run(k1, "print('bye')\nimport os; os._exit(3)");
+    expect(r1.outcome).toBe(ExecutionOutcome.died);
+    expect(r1.exit).toEqual({ code: 3, signal: null });
+    expect(r1.stdout.text()).toBe('bye\n');
+    const k2 = await service.start({ cwd, env: {}, label: 'segv' });
+    const r2 = await run(k2, 'import ctypes; ctypes.string_at(0)');
+    expect(r2.outcome).toBe(ExecutionOutcome.died);
+    expect(r2.exit?.signal).toBe('SIGSEGV');
+    expect(r2.durationMs).toBeLessThan(3000);
+  });
+});

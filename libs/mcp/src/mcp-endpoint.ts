@@ -1,0 +1,150 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Logger } from '@nestjs/common';
+import { NodeStreamableHTTPServerTransport, toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, isInitializeRequest, isLegacyRequest, McpServer, type ServerContext } from '@modelcontextprotocol/server';
+import type { Principal } from '@stoa/core';
+import type { McpServerSpec, ToolContext, ToolDefinition } from './mcp.types';
+import { errorToToolResult, toToolResult } from './tool-result';
+
+/** A Node request after our auth middleware ran. */
+export type McpRequest = IncomingMessage & { principal?: Principal; body?: unknown; auth?: unknown };
+
+export interface McpEndpointOptions {
+  /** Mints `Mcp-Session-Id`s for 2025-era clients (we use execution session ids, so both are one id). */
+  mintSessionId: () => string;
+  /** Legacy MCP sessions idle longer than this are closed. */
+  legacyIdleMs: number;
+  /** Called when a legacy client ends its MCP session (DELETE) or it is evicted. */
+  onLegacySessionClosed?: (sessionId: string, principal: Principal) => void;
+}
+
+interface LegacySession {
+  transport: NodeStreamableHTTPServerTransport;
+  principal: Principal;
+  lastUsed: number;
+}
+
+/**
+ * Streamable HTTP at `/mcp` for both protocol eras. 2026-07-28 requests go through the SDK's
+ * per-request handler; 2025-era requests get a sessionful transport bound to the caller's principal,
+ * so kernel state persists across calls and cancellation reaches running handlers.
+ */
+export class McpEndpoint {
+  private readonly logger = new Logger(McpEndpoint.name);
+  private readonly modern: NodeMcpRequestHandler;
+  private readonly legacy = new Map<string, LegacySession>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly spec: McpServerSpec,
+    private readonly opts: McpEndpointOptions,
+  ) {
+    const handler = createMcpHandler(() => this.buildServer(), { legacy: 'reject', onerror: (e) => this.logger.warn({ err: e.message }, 'mcp request rejected') });
+    this.modern = toNodeHandler(handler);
+    this.sweeper = setInterval(() => this.evictIdle(), Math.max(1000, Math.min(60_000, opts.legacyIdleMs / 2)));
+    this.sweeper.unref();
+  }
+
+  /** Number of open 2025-era MCP sessions. */
+  get legacySessions(): number {
+    return this.legacy.size;
+  }
+
+  async handle(req: McpRequest, res: ServerResponse): Promise<void> {
+    const principal = req.principal;
+    if (!principal) throw new Error('McpEndpoint.handle called without a principal (auth middleware missing)');
+    req.auth = { token: principal.token ?? '', clientId: principal.id, scopes: [...principal.scopes], extra: { principal } };
+    if (await this.isLegacy(req)) return this.handleLegacy(req, res, principal);
+    await this.modern(req as never, res, req.body);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    await Promise.all([...this.legacy.values()].map((s) => s.transport.close()));
+    this.legacy.clear();
+  }
+
+  private async isLegacy(req: McpRequest): Promise<boolean> {
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
+    const probe = new Request('http://mcp.local/mcp', { method: req.method, headers });
+    return isLegacyRequest(probe, req.method === 'POST' ? req.body : undefined);
+  }
+
+  private async handleLegacy(req: McpRequest, res: ServerResponse, principal: Principal): Promise<void> {
+    const sid = req.headers['mcp-session-id'];
+    if (typeof sid === 'string' && sid) {
+      const session = this.legacy.get(sid);
+      // Someone else's MCP session answers exactly like an unknown one.
+      if (!session || session.principal.id !== principal.id) return jsonRpcError(res, 404, -32001, 'Session not found. Re-initialize the MCP connection.');
+      session.lastUsed = Date.now();
+      session.principal = principal;
+      return session.transport.handleRequest(req as never, res, req.body);
+    }
+    if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
+      return jsonRpcError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header. Send initialize first (2025-era clients) or use the 2026-07-28 per-request envelope.');
+    }
+    const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
+      sessionIdGenerator: this.opts.mintSessionId,
+      onsessioninitialized: (id) => void this.legacy.set(id, { transport, principal, lastUsed: Date.now() }),
+      onsessionclosed: (id) => this.dropLegacy(id),
+    });
+    transport.onclose = () => transport.sessionId && this.dropLegacy(transport.sessionId);
+    await this.buildServer().connect(transport);
+    await transport.handleRequest(req as never, res, req.body);
+  }
+
+  private dropLegacy(id: string): void {
+    const session = this.legacy.get(id);
+    if (!session) return;
+    this.legacy.delete(id);
+    this.opts.onLegacySessionClosed?.(id, session.principal);
+  }
+
+  private evictIdle(): void {
+    const cutoff = Date.now() - this.opts.legacyIdleMs;
+    for (const [id, s] of this.legacy) {
+      if (s.lastUsed < cutoff) {
+        void s.transport.close();
+        this.dropLegacy(id);
+      }
+    }
+  }
+
+  private buildServer(): McpServer {
+    const server = new McpServer({ name: this.spec.name, version: this.spec.version }, { instructions: this.spec.instructions, capabilities: { tools: {} } });
+    for (const tool of this.spec.tools()) this.register(server, tool);
+    return server;
+  }
+
+  private register(server: McpServer, tool: ToolDefinition): void {
+    server.registerTool(tool.name, { description: tool.description, inputSchema: tool.input, annotations: tool.annotations }, async (args: unknown, ctx: ServerContext) => {
+      try {
+        return toToolResult(await tool.handler(args as never, toolContext(ctx)));
+      } catch (err) {
+        return errorToToolResult(err, tool.name);
+      }
+    });
+  }
+}
+
+function toolContext(ctx: ServerContext): ToolContext {
+  const principal = ctx.http?.authInfo?.extra?.principal as Principal | undefined;
+  if (!principal) throw new Error('no principal on the MCP request');
+  const token = ctx.mcpReq._meta?.progressToken;
+  return {
+    principal,
+    transportSessionId: ctx.sessionId,
+    signal: ctx.mcpReq.signal,
+    progress:
+      token === undefined
+        ? undefined
+        : (progress, message, total) =>
+            ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } }),
+  };
+}
+
+function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+}

@@ -1,0 +1,24 @@
+import { Logger } from '@nestjs/common';
+import { isAppError } from '@stoa/core';
+import type { CallToolResult } from '@modelcontextprotocol/server';
+
+const logger = new Logger('McpTools');
+
+/** A handler's value as a tool result: strings stay text, everything else is JSON (indent 2) as the reference does. */
+export function toToolResult(value: unknown): CallToolResult {
+  const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+  return { content: [{ type: 'text', text }] };
+}
+
+/**
+ * An error as a tool result: the reference's `{"success": false, "error": …}` JSON (plus any contract
+ * fields the error carries, e.g. the 429 payload), flagged `isError` so clients and models notice.
+ */
+export function errorToToolResult(err: unknown, tool: string): CallToolResult {
+  if (isAppError(err)) {
+    return { content: [{ type: 'text', text: JSON.stringify({ success: false, ...err.details, error: err.message }, null, 2) }], isError: true };
+  }
+  logger.error({ tool, err: err instanceof Error ? err.stack : String(err) }, 'tool failed unexpectedly');
+  const message = `Internal error in ${tool}: ${err instanceof Error ? err.message : String(err)}. Retry; if it persists, report it to the server operator.`;
+  return { content: [{ type: 'text', text: JSON.stringify({ success: false, error: message }, null, 2) }], isError: true };
+}

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { nonNegative, positiveInt } from '@stoa/config';
+
+/** `sessions:` in a server YAML. */
+export const sessionConfigSchema = z
+  .object({
+    max_sessions: positiveInt.default(100),
+    idle_timeout_minutes: nonNegative.default(30),
+    /** How often the idle sweep runs. */
+    sweep_interval_seconds: positiveInt.default(30),
+    /** Key that signs session ids (share it across a dispatcher pool); random per process when unset. */
+    id_signing_key: z.string().min(16).optional(),
+    /** This replica's name, carried in session ids; default host:port. */
+    replica: z.string().optional(),
+  })
+  .prefault({});
+export type SessionConfig = z.output<typeof sessionConfigSchema>;
+
+/** Env overrides for {@link sessionConfigSchema}. */
+export const SESSION_ENV = {
+  STOA_MAX_SESSIONS: 'sessions.max_sessions',
+  STOA_SESSION_KEY: 'sessions.id_signing_key',
+  STOA_REPLICA: 'sessions.replica',
+} as const;

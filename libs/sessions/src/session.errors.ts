@@ -1,0 +1,43 @@
+import { AppError, ErrorKind } from '@stoa/core';
+
+/** Unknown id, or an id owned by someone else (the two answer identically). */
+export class SessionNotFoundError extends AppError {
+  readonly code = 'SESSION_NOT_FOUND';
+  readonly kind = ErrorKind.notFound;
+  constructor(id: string, activeForCaller: number) {
+    super(`Session ${id} not found. It may have expired or been cleaned up. Active sessions: ${activeForCaller}`);
+  }
+}
+
+/** The caller's session expired (idle, or the executor restarted); its state is gone. */
+export class SessionExpiredError extends AppError {
+  readonly code = 'SESSION_EXPIRED';
+  readonly kind = ErrorKind.notFound;
+  constructor(id: string, reason: string | null) {
+    super(
+      `Session ${id} has expired${reason ? ` (${reason})` : ''} and its kernel state is gone. ` +
+        'Start a new session: call the execute tool again without execution_session_id, and re-create any variables you need.',
+    );
+  }
+}
+
+/** The caller's session was closed. */
+export class SessionClosedError extends AppError {
+  readonly code = 'SESSION_CLOSED';
+  readonly kind = ErrorKind.notFound;
+  constructor(id: string) {
+    super(`Session ${id} was closed. Start a new session: call the execute tool again without execution_session_id.`);
+  }
+}
+
+/** Session cap reached; the reference's 429 payload. */
+export class SessionLimitError extends AppError {
+  readonly code = 'MAX_SESSIONS_REACHED';
+  readonly kind = ErrorKind.tooMany;
+  constructor(max: number) {
+    super(`Maximum number of sessions (${max}) reached. Please close an existing session before creating a new one.`, {
+      error_type: 'max_sessions_reached',
+      status_code: 429,
+    });
+  }
+}
