@@ -1,0 +1,31 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { ROOT, TEST_PYTHON } from './paths';
+
+export interface PyCall {
+  tool: string;
+  args?: Record<string, unknown>;
+}
+export interface PyResult {
+  text: string;
+  is_error: boolean;
+  json: Record<string, unknown> & { session_id?: string };
+}
+
+/** Runs calls through the real Python `mcp` 2.3 client over one connection. */
+export async function pyCalls(url: string, mode: 'auto' | 'legacy', calls: PyCall[], opts: { token?: string; listTools?: boolean } = {}): Promise<PyResult[]> {
+  const plan = JSON.stringify({ url, mode, token: opts.token, calls, list_tools: opts.listTools });
+  return new Promise((resolve, reject) => {
+    const child = spawn(TEST_PYTHON, [join(ROOT, 'test', 'clients', 'py_mcp_client.py')], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`python mcp client exited ${code}: ${err.slice(-3000)}`));
+      resolve(JSON.parse(out) as PyResult[]);
+    });
+    child.stdin.end(plan);
+  });
+}

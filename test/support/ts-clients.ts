@@ -1,0 +1,62 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+/** Minimal common face of the SDK clients used in tests. */
+export interface TestClient {
+  call: (tool: string, args: Record<string, unknown>) => Promise<{ json: Record<string, unknown> & { session_id?: string }; isError: boolean; text: string }>;
+  listTools: () => Promise<string[]>;
+  describeTool: (name: string) => Promise<string | undefined>;
+  close: () => Promise<void>;
+}
+
+function unsignedJwt(claims: Record<string, unknown>): string {
+  const b = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  return `${b({ alg: 'none', typ: 'JWT' })}.${b(claims)}.`;
+}
+
+/** An unsigned JWT naming `oid@tid` (no-op auth reads it; nothing verifies it). */
+export function devToken(oid: string, tid = 'tenant-a'): string {
+  return unsignedJwt({ oid, tid, name: oid });
+}
+
+function parse(content: unknown): { text: string; json: Record<string, unknown> } {
+  const text = ((content as { type: string; text?: string }[]) ?? []).map((c) => c.text ?? '').join('');
+  try {
+    return { text, json: JSON.parse(text) as Record<string, unknown> };
+  } catch {
+    return { text, json: {} };
+  }
+}
+
+/** TS SDK v2 client; `mode` 'auto' negotiates 2026-07-28, 'legacy' speaks 2025-11-25. */
+export async function v2Client(url: string, mode: 'auto' | 'legacy', token?: string): Promise<TestClient> {
+  const client = new Client({ name: 'stoa-test-v2', version: '1.0.0' }, { versionNegotiation: { mode } });
+  const transport = new StreamableHTTPClientTransport(new URL(url), token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined);
+  await client.connect(transport);
+  return {
+    call: async (tool, args) => {
+      const r = await client.callTool({ name: tool, arguments: args });
+      return { ...parse(r.content), isError: Boolean(r.isError) };
+    },
+    listTools: async () => (await client.listTools()).tools.map((t) => t.name),
+    describeTool: async (name) => (await client.listTools()).tools.find((t) => t.name === name)?.description,
+    close: () => client.close(),
+  };
+}
+
+/** TS SDK v1 (1.32) client: 2025-era, sessionful. */
+export async function v1Client(url: string, token?: string): Promise<TestClient> {
+  const client = new V1Client({ name: 'stoa-test-v1', version: '1.0.0' });
+  const transport = new V1Transport(new URL(url), token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined);
+  await client.connect(transport);
+  return {
+    call: async (tool, args) => {
+      const r = await client.callTool({ name: tool, arguments: args });
+      return { ...parse(r.content), isError: Boolean(r.isError) };
+    },
+    listTools: async () => (await client.listTools()).tools.map((t) => t.name),
+    describeTool: async (name) => (await client.listTools()).tools.find((t) => t.name === name)?.description,
+    close: () => client.close(),
+  };
+}
