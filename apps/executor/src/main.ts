@@ -76,10 +76,30 @@ async function main(): Promise<void> {
     return;
   }
   installHttpBasics(app, { maxBodyBytes: server.max_body_mb * 1024 * 1024, allowedHosts: allowedHostsFor(server.host, server.allowed_hosts) });
-  app.enableShutdownHooks();
+  shutdownOn(['SIGTERM', 'SIGINT'], () => app.close(), logger);
   await app.listen(server.port, server.host);
   const url = await app.getUrl();
   logger.info({ server: name, url: `${url.replace('[::1]', '127.0.0.1')}/mcp`, replica: settings.replica }, `${name} executor listening`);
+}
+
+/** Graceful stop: close the app (kernels reaped, sessions marked), then exit 0; a second signal or 10 s forces exit. */
+function shutdownOn(signals: NodeJS.Signals[], close: () => Promise<void>, logger: pino.Logger): void {
+  let stopping = false;
+  for (const signal of signals) {
+    process.on(signal, () => {
+      if (stopping) process.exit(1);
+      stopping = true;
+      logger.info({ signal }, 'shutting down');
+      setTimeout(() => process.exit(1), 10_000).unref();
+      close().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    });
+  }
 }
 
 main().catch((err: unknown) => {

@@ -43,9 +43,13 @@ export class ExecutionService {
   /** Runs `input.code`; failures of the code are results (`success: false`), not exceptions. */
   async execute(principal: Principal, input: ExecuteInput, origin: ExecuteOrigin = {}): Promise<ExecuteResult> {
     const timeoutS = this.clampTimeout(input.timeout);
+    if (!input.code || !input.code.trim()) {
+      // Validation failure is a normal result (reference §1.2); no session is created for it.
+      const sessionId = input.execution_session_id ? (await this.sessions.get(principal, input.execution_session_id)).record.id : undefined;
+      return { ...emptyResult(), description: input.description ?? '', stderr: 'Code cannot be empty', error: 'Code cannot be empty', session_id: sessionId };
+    }
     const runtime = await this.resolveSession(principal, input, origin);
     const base = { description: input.description ?? '', session_id: runtime.record.id };
-    if (!input.code || !input.code.trim()) return { ...emptyResult(), ...base, stderr: 'Code cannot be empty', error: 'Code cannot be empty' };
     this.sessions.touch(runtime);
     return runtime.lock.runExclusive(async () => {
       const { kernel } = await this.sessions.kernelFor(runtime);
@@ -56,7 +60,7 @@ export class ExecutionService {
         onOutput: origin.onOutput,
       });
       this.sessions.touch(runtime);
-      return { ...this.shape(run, timeoutS), ...base, description: base.description, session_id: base.session_id };
+      return { ...this.shape(run, timeoutS), ...base };
     });
   }
 

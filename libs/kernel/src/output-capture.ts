@@ -97,9 +97,14 @@ export class MarkerSplitter {
       done?.();
       return;
     }
-    // Hold back a possible marker prefix at the end of the chunk.
-    const zero = data.lastIndexOf('\u0000', data.length - 1);
-    const keep = zero >= 0 && data.length - zero < marker.length && marker.startsWith(data.slice(zero)) ? zero : data.length;
+    // Hold back the earliest tail that could still grow into the marker.
+    let keep = data.length;
+    for (let i = data.indexOf('\u0000', Math.max(0, data.length - marker.length + 1)); i >= 0; i = data.indexOf('\u0000', i + 1)) {
+      if (marker.startsWith(data.slice(i))) {
+        keep = i;
+        break;
+      }
+    }
     this.capture.append(data.slice(0, keep));
     this.pending = data.slice(keep);
   }

@@ -23,7 +23,7 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
 
 /** Typed helper to declare a tool (keeps the handler's args typed by its schema). */
 export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): ToolDefinition {
-  return def as unknown as ToolDefinition;
+  return def;
 }
 
 /** What an app serving MCP provides: server identity and its tools (evaluated per request). */

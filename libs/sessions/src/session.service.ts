@@ -60,7 +60,7 @@ export class SessionService implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.sweeper);
     const ids = [...this.live.keys()];
-    await Promise.all([...this.live.values()].map((rt) => rt.kernel?.close()));
+    await Promise.all([...this.live.values()].map((rt) => rt.kernel?.close() ?? Promise.resolve()));
     this.live.clear();
     await this.repo.end(ids, SessionStatus.expired, 'the executor shut down', Date.now()).catch(() => undefined);
   }

@@ -31,7 +31,7 @@ function info(rt: SessionRuntime, now: number) {
 
 /** The four session housekeeping tools, every one scoped to the caller (the reference checked no owner). */
 export function sessionTools(name: string, sessions: SessionService, execution: ExecutionService): ToolDefinition[] {
-  const owned = async (principal: Principal, id: string): Promise<SessionRuntime> => {
+  const owned = (principal: Principal, id: string): SessionRuntime => {
     const rt = sessions.find(principal, id);
     if (!rt) throw new SessionNotFoundError(id, sessions.countLive(principal));
     return rt;
@@ -43,10 +43,10 @@ export function sessionTools(name: string, sessions: SessionService, execution: 
       description: `List your active ${name} execution sessions. summary_only=true (default) gives id, status, age and idle time; false adds timestamps, metadata and owner.`,
       input: z.object({ summary_only: z.boolean().default(true) }),
       annotations: { readOnlyHint: true },
-      handler: async ({ summary_only }, ctx) => {
+      handler: ({ summary_only }, ctx) => {
         const now = Date.now();
         const list = sessions.list(ctx.principal).map((rt) => (summary_only ? summary(rt, now) : info(rt, now)));
-        return { success: true, count: list.length, sessions: list };
+        return Promise.resolve({ success: true, count: list.length, sessions: list });
       },
     }),
     defineTool({
@@ -54,11 +54,11 @@ export function sessionTools(name: string, sessions: SessionService, execution: 
       description: `Details of one of your ${name} sessions: timestamps, age, idle time, metadata.`,
       input: idArg,
       annotations: { readOnlyHint: true },
-      handler: async ({ session_id }, ctx) => {
+      handler: ({ session_id }, ctx) => {
         try {
-          return { success: true, session: info(await owned(ctx.principal, session_id), Date.now()) };
+          return Promise.resolve({ success: true, session: info(owned(ctx.principal, session_id), Date.now()) });
         } catch (err) {
-          if (err instanceof SessionNotFoundError) return { success: false, error: `Session not found: ${err.message}` };
+          if (err instanceof SessionNotFoundError) return Promise.resolve({ success: false, error: `Session not found: ${err.message}` });
           throw err;
         }
       },
@@ -79,7 +79,7 @@ export function sessionTools(name: string, sessions: SessionService, execution: 
       input: idArg,
       annotations: { readOnlyHint: true },
       handler: async ({ session_id }, ctx) => {
-        const rt = await owned(ctx.principal, session_id);
+        const rt = owned(ctx.principal, session_id);
         const { busy, namespace } = await execution.inspect(rt);
         return { success: true, session_id, status: busy ? 'busy' : 'idle', job_id: null, job_status: null, namespace };
       },

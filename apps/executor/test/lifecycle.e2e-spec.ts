@@ -1,0 +1,66 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { EXECUTOR_MAIN } from '../../../test/support/paths';
+import { startExecutor } from '../../../test/support/executor-process';
+import { v2Client } from '../../../test/support/ts-clients';
+
+/** Running (not a zombie waiting for init to reap it). */
+function processAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('executor lifecycle', () => {
+  it('after a restart an old session id answers "expired — start a new session", never a crash', async () => {
+    const first = await startExecutor();
+    const c1 = await v2Client(first.mcpUrl, 'auto');
+    const created = await c1.call('execute_demo_code', { code: 'x = 1' });
+    await c1.close();
+    expect(await first.stop()).toBe(0);
+
+    const second = await startExecutor({ dataDir: first.dataDir, port: first.port });
+    const c2 = await v2Client(second.mcpUrl, 'auto');
+    const r = await c2.call('execute_demo_code', { code: 'x', execution_session_id: created.json.session_id });
+    const fresh = await c2.call('execute_demo_code', { code: '1 + 1' });
+    await c2.close();
+    await second.stop();
+    expect(r.json.success).toBe(false);
+    expect(r.json.error).toContain(`Session ${created.json.session_id as string} has expired (the executor restarted)`);
+    expect(r.json.error).toContain('Start a new session');
+    expect(fresh.json.stdout).toBe('2\n');
+  });
+
+  it('SIGTERM reaps every kernel process, including their children', async () => {
+    const ex = await startExecutor();
+    const c = await v2Client(ex.mcpUrl, 'auto');
+    const pids: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await c.call('execute_demo_code', { code: "import os, subprocess\np = subprocess.Popen(['sleep', '300'])\nprint(os.getpid(), p.pid)" });
+      pids.push(...(r.json.stdout as string).trim().split(' ').map(Number));
+    }
+    await c.close();
+    expect(pids.every(processAlive)).toBe(true);
+    expect(await ex.stop('SIGTERM')).toBe(0);
+    expect(pids.filter(processAlive)).toEqual([]);
+  });
+
+  it('refuses to bind a non-loopback address with no-op auth, naming both ways to acknowledge it', () => {
+    const res = spawnSync(process.execPath, [EXECUTOR_MAIN, '--config', 'examples/servers/demo/server.yaml', '--host', '0.0.0.0', '--port', '0'], { encoding: 'utf8', timeout: 30_000 });
+    expect(res.status).not.toBe(0);
+    expect(res.stderr).toContain('--allow-unauthenticated-remote');
+    expect(res.stderr).toContain('STOA_ALLOW_UNAUTHENTICATED_REMOTE=1');
+  });
+
+  it('reports every bad config key at once and exits non-zero', () => {
+    const out = execFileSync('sh', ['-c', `printf 'name: "bad name"\\nsessions:\\n  max_sessions: -1\\nexecution:\\n  default_timeout: 900\\n' > /tmp/stoa-bad.yaml; ${process.execPath} ${EXECUTOR_MAIN} --config /tmp/stoa-bad.yaml 2>&1; echo "exit=$?"`], { encoding: 'utf8' });
+    expect(out).toContain('name:');
+    expect(out).toContain('sessions.max_sessions');
+    expect(out).toContain('execution.default_timeout');
+    expect(out).toContain('exit=2');
+  });
+});
