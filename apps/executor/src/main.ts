@@ -60,7 +60,7 @@ function settingsFromCli(logger: pino.Logger): { settings: ExecutorSettings; war
 }
 
 async function main(): Promise<void> {
-  const logger = pino({ name: 'stoa-executor' });
+  const logger = pino({ name: 'stoa-executor', level: process.env.LOG_LEVEL ?? 'info' });
   const { settings, warm } = settingsFromCli(logger);
   const { server, name, auth } = settings.config;
   if (auth.mode === 'noop') {

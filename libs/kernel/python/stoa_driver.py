@@ -99,6 +99,16 @@ class Driver(object):
         self.namespace = {"__name__": "__main__", "__builtins__": __builtins__}
         self.displays = Displays()
         self.namespace["display"] = self.display
+        # Reference bootstrap: AGORA_OUTPUT_DIR as a global and agora_output(name) -> path inside it.
+        output_dir = os.environ.get("AGORA_OUTPUT_DIR")
+        if output_dir:
+            self.namespace["AGORA_OUTPUT_DIR"] = output_dir
+
+            def agora_output(name):
+                """Path for a file in this session's output directory (listed as an artifact when written)."""
+                return os.path.join(output_dir, name)
+
+            self.namespace["agora_output"] = agora_output
         self.reply = os.fdopen(REPLY_FD, "w", buffering=1, encoding="utf-8", closefd=False)
         self.commands = os.fdopen(CMD_FD, "r", encoding="utf-8", closefd=False)
         self.counter = 0

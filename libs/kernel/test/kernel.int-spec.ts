@@ -67,4 +67,26 @@ describe('KernelProcess (real Python)', () => {
     expect(r2.exit?.signal).toBe('SIGSEGV');
     expect(r2.durationMs).toBeLessThan(3000);
   });
+
+  it('captures PNG and SVG displays (never HTML) without printing them to stdout', async () => {
+    const r = await run(kernel, [
+      'class Pic:',
+      "    def _repr_png_(self): return b'\\x89PNG-fake'",
+      'class Vec:',
+      "    def _repr_svg_(self): return '<svg/>'",
+      "    def _repr_html_(self): return '<script>x</script>'",
+      'display(Pic())',
+      'Vec()',
+    ].join('\n'));
+    expect(r.displays.map((d) => d.mime_type)).toEqual(['image/png', 'image/svg+xml']);
+    expect(Buffer.from(r.displays[0]?.data ?? '', 'base64').toString('latin1')).toBe('\x89PNG-fake');
+    expect(r.displays[1]?.data).toBe('<svg/>');
+    expect(JSON.stringify(r.displays)).not.toContain('<script>');
+  });
+
+  it('defines AGORA_OUTPUT_DIR and agora_output(name) in the namespace', async () => {
+    const r = await run(kernel, "print(AGORA_OUTPUT_DIR == os.environ['AGORA_OUTPUT_DIR'], agora_output('a.csv') == os.path.join(AGORA_OUTPUT_DIR, 'a.csv'))");
+    expect(r.stdout.text()).toBe('True True\n');
+  });
 });
+

@@ -60,11 +60,17 @@ export class McpEndpoint {
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
-    await Promise.all([...this.legacy.values()].map((s) => s.transport.close()));
+    // Forget the sessions first: a server shutdown is not the client ending its session.
+    const open = [...this.legacy.values()];
     this.legacy.clear();
+    await Promise.all(open.map((s) => s.transport.close()));
   }
 
   private async isLegacy(req: McpRequest): Promise<boolean> {
+    // Fast paths for the two common shapes; anything else asks the SDK's own classifier.
+    if (typeof req.headers['mcp-session-id'] === 'string') return true;
+    const meta = (req.body as { params?: { _meta?: Record<string, unknown> } } | undefined)?.params?._meta;
+    if (req.method === 'POST' && typeof meta?.['io.modelcontextprotocol/protocolVersion'] === 'string') return false;
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
     const probe = new Request('http://mcp.local/mcp', { method: req.method, headers });

@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { isAppError } from '@stoa/core';
 import type { ExecutionService } from '@stoa/execution';
 import { defineTool, type ToolDefinition } from '@stoa/mcp';
+import { SessionLimitError } from '@stoa/sessions';
 
 export interface ExecuteToolOptions {
   name: string;
@@ -34,6 +36,14 @@ export function executeTool(o: ExecuteToolOptions, execution: ExecutionService):
       execution_session_id: z.string().nullable().default(null).describe('session_id from an earlier result, to continue that session'),
     }),
     annotations: { title: `Run Python in the ${o.name} kernel`, destructiveHint: false, openWorldHint: true },
-    handler: (args, ctx) => execution.execute(ctx.principal, args, { transportSessionId: ctx.transportSessionId }),
+    handler: async (args, ctx) => {
+      try {
+        return await execution.execute(ctx.principal, args, { transportSessionId: ctx.transportSessionId });
+      } catch (err) {
+        // The reference answers handler errors with the full result shape (its 429 payload stays as is).
+        if (!isAppError(err) || err instanceof SessionLimitError) throw err;
+        return { description: args.description, stdout: '', stderr: '', execution_time: 0, success: false, error: err.message, tool_calls: [], displays: [], artifacts: [] };
+      }
+    },
   });
 }

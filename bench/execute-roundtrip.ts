@@ -1,0 +1,86 @@
+/**
+ * execute-roundtrip: latency of `execute_demo_code("x+1")` on a warm session over MCP, next to
+ * (a) a trivial tool on the same server over the same client (`demo_list_sessions`, touches no kernel)
+ * and (b) the same code sent straight to a kernel (KernelProcess.execute, no HTTP/MCP).
+ * The three are interleaved call by call (rotating order) so machine noise hits them alike.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { ExecutionOutcome, KernelService } from '@stoa/kernel';
+import { startExecutor } from '../test/support/executor-process';
+import { emitFigures, note, quietNestLogger, summarize } from './lib/bench';
+import { connect } from './lib/mcp';
+
+const BENCH = 'execute-roundtrip';
+const WARMUP = 50;
+const SAMPLES = 300;
+// What the executor passes for the demo config: default_timeout 300 s, grace 3 s, 50 000 chars.
+const KERNEL_OPTS = { timeoutMs: 300_000, graceMs: 3_000, captureChars: 50_000 };
+
+async function main(): Promise<void> {
+  quietNestLogger();
+  const executor = await startExecutor();
+  const kernels = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000 });
+  const cwd = mkdtempSync(join(tmpdir(), 'stoa-bench-'));
+  const scratch = [cwd];
+  try {
+    const client = await connect(executor.mcpUrl);
+    const created = JSON.parse(await client.call('execute_demo_code', { code: 'x = 1' })) as { session_id?: string; success?: boolean };
+    if (!created.success || !created.session_id) throw new Error(`could not create a session: ${JSON.stringify(created)}`);
+    const sessionId = created.session_id;
+
+    const kernel = await kernels.start({ cwd, env: {}, label: 'bench' });
+    await kernel.execute('x = 1', KERNEL_OPTS);
+
+    const subjects = {
+      execute: async () => {
+        const r = JSON.parse(await client.call('execute_demo_code', { code: 'x+1', execution_session_id: sessionId })) as { stdout?: string; session_id?: string };
+        return r.stdout === '2\n' && r.session_id === sessionId;
+      },
+      trivial: async () => {
+        const r = JSON.parse(await client.call('demo_list_sessions', { summary_only: true })) as { count?: number };
+        return r.count === 1;
+      },
+      direct: async () => {
+        const r = await kernel.execute('x+1', KERNEL_OPTS);
+        return r.outcome === ExecutionOutcome.completed && r.stdout.text() === '2\n';
+      },
+    };
+    const names = Object.keys(subjects) as (keyof typeof subjects)[];
+    const samples: Record<keyof typeof subjects, number[]> = { execute: [], trivial: [], direct: [] };
+
+    note(`warm-up ${WARMUP} rounds, then ${SAMPLES} measured rounds (execute / trivial tool / direct kernel, interleaved)`);
+    for (let i = 0; i < WARMUP + SAMPLES; i++) {
+      for (let j = 0; j < names.length; j++) {
+        const name = names[(i + j) % names.length] as keyof typeof subjects;
+        const t0 = performance.now();
+        const ok = await subjects[name]();
+        const ms = performance.now() - t0;
+        if (!ok) throw new Error(`${name}: unexpected result in round ${i}`);
+        if (i >= WARMUP) samples[name].push(ms);
+      }
+    }
+
+    const execute = summarize(samples.execute);
+    const trivial = summarize(samples.trivial);
+    const direct = summarize(samples.direct);
+    emitFigures(BENCH, 'noop-tool', trivial);
+    emitFigures(BENCH, 'direct-kernel', direct);
+    emitFigures(BENCH, 'execute', execute, { name: 'noop-tool', summary: trivial, goalMax: 1.3 });
+    emitFigures(BENCH, 'execute', execute, { name: 'direct-kernel', summary: direct });
+    await client.close();
+  } catch (err) {
+    note(`executor logs:\n${executor.logs()}`);
+    throw err;
+  } finally {
+    await kernels.onApplicationShutdown();
+    await executor.stop();
+    for (const dir of [dirname(executor.dataDir), ...scratch]) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${BENCH} failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});
