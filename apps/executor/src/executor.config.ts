@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { AUTH_ENV, authConfigSchema } from '@stoa/auth';
 import { boolish, ConfigError, loadConfig, positiveInt } from '@stoa/config';
 import { checkTimeouts, EXECUTION_ENV, executionConfigSchema, resolveTruncationThreshold } from '@stoa/execution';
 import { environmentConfigSchema, KERNEL_ENV } from '@stoa/kernel';
@@ -17,11 +18,10 @@ const serverSchema = z
     /** Largest accepted request body, in MiB (code cells can be large). */
     max_body_mb: positiveInt.default(16),
     allow_unauthenticated_remote: boolish.default(false),
+    /** Absolute public URL of this server (PUBLIC_BASE_URL): absolute links in 401 challenges. */
+    public_url: z.url().optional(),
   })
   .prefault({});
-
-/** `auth:` — only no-op development auth exists so far. */
-const authSchema = z.object({ mode: z.enum(['noop']).default('noop') }).prefault({});
 
 /** The whole server.yaml of an executor. */
 export const executorConfigSchema = z
@@ -30,7 +30,7 @@ export const executorConfigSchema = z
     description: z.string().default(''),
     data_dir: z.string().default('./data'),
     server: serverSchema,
-    auth: authSchema,
+    auth: authConfigSchema,
     database: databaseConfigSchema,
     environment: environmentConfigSchema,
     execution: executionConfigSchema,
@@ -47,6 +47,8 @@ const ENV_MAP = {
   PORT: 'server.port',
   STOA_ALLOW_UNAUTHENTICATED_REMOTE: 'server.allow_unauthenticated_remote',
   STOA_DATA_DIR: 'data_dir',
+  PUBLIC_BASE_URL: 'server.public_url',
+  ...AUTH_ENV,
   ...DATABASE_ENV,
   ...KERNEL_ENV,
   ...SESSION_ENV,

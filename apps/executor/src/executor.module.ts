@@ -1,10 +1,11 @@
-import { type DynamicModule, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
+import { AuthModule } from '@stoa/auth';
 import { LoggingModule } from '@stoa/core';
 import { ExecutionModule } from '@stoa/execution';
 import { KernelModule } from '@stoa/kernel';
 import { PersistenceModule } from '@stoa/persistence';
 import { SESSION_MIGRATIONS, SessionModule } from '@stoa/sessions';
-import { AuthMiddleware } from './auth.middleware';
+import { AdminController, OpenApiDocument } from './admin.controller';
 import type { ExecutorSettings } from './executor.config';
 import { ExecutorMcpService } from './executor-mcp.service';
 import { EXECUTOR_SETTINGS } from './executor.tokens';
@@ -14,13 +15,14 @@ import { join } from 'node:path';
 
 /** The executor: one domain server with kernels, sessions and the MCP surface. */
 @Module({})
-export class ExecutorModule implements NestModule {
+export class ExecutorModule {
   static forRoot(s: ExecutorSettings): DynamicModule {
     const c = s.config;
     return {
       module: ExecutorModule,
       imports: [
         LoggingModule.forRoot('stoa-executor'),
+        AuthModule.forRoot({ auth: c.auth, publicBaseUrl: c.server.public_url }),
         PersistenceModule.forRoot({ database: c.database, defaultSqlitePath: join(s.dataDir, 'stoa.sqlite'), migrations: [...SESSION_MIGRATIONS] }),
         KernelModule.forRoot({
           python: c.environment.python,
@@ -43,12 +45,8 @@ export class ExecutorModule implements NestModule {
           interruptGraceMs: c.execution.interrupt_grace_seconds * 1000,
         }),
       ],
-      controllers: [HealthController, McpController],
-      providers: [{ provide: EXECUTOR_SETTINGS, useValue: s }, ExecutorMcpService],
+      controllers: [HealthController, McpController, AdminController],
+      providers: [{ provide: EXECUTOR_SETTINGS, useValue: s }, ExecutorMcpService, OpenApiDocument],
     };
-  }
-
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(AuthMiddleware).forRoutes('*path');
   }
 }

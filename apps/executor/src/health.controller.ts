@@ -1,9 +1,11 @@
 import { Controller, Get, Inject } from '@nestjs/common';
+import { Public } from '@stoa/auth';
 import { KernelService } from '@stoa/kernel';
 import { EXECUTOR_SETTINGS } from './executor.tokens';
 import type { ExecutorSettings } from './executor.config';
 
 /** Liveness (public). */
+@Public()
 @Controller()
 export class HealthController {
   constructor(

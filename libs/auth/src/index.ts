@@ -2,3 +2,15 @@
 export { noopPrincipal } from './noop-auth';
 /** Bind-address rules: loopback detection, the no-op remote refusal, allowed Host names. */
 export { allowedHostsFor, isLoopback, unauthenticatedRemoteRefusal } from './bind';
+/** `auth:` config schema, env overrides and resolved Entra settings. */
+export { AUTH_ENV, authConfigSchema, entraSettings, type AuthConfig, type EntraSettings } from './auth.config';
+/** Auth errors (401 with challenge, 403). */
+export { ForbiddenError, UnauthenticatedError } from './auth.errors';
+/** Entra ID access-token validation (jose, JWKS from OIDC metadata). */
+export { EntraTokenVerifier } from './entra-verifier';
+/** Route decorators: @Public, @AdminOnly, @CurrentPrincipal. */
+export { AdminOnly, CurrentPrincipal, Public } from './decorators';
+/** RFC 9728 metadata and 401 challenges. */
+export { bearerChallenge, protectedResourceMetadata, type ProtectedResourceSettings } from './protected-resource';
+/** Nest module wiring guard, strategy, filter and discovery endpoints. */
+export { AuthModule, type AuthModuleOptions } from './auth.module';

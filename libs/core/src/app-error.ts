@@ -33,6 +33,12 @@ export class InvalidInputError extends AppError {
   readonly kind = ErrorKind.invalid;
 }
 
+/** A named thing does not exist (or is not the caller's). */
+export class NotFoundError extends AppError {
+  readonly code = 'NOT_FOUND';
+  readonly kind = ErrorKind.notFound;
+}
+
 /** Something this process depends on is not available right now; retrying later may work. */
 export class UnavailableError extends AppError {
   readonly code = 'UNAVAILABLE';

@@ -35,7 +35,7 @@ export class ExecutionService {
     if (transport) {
       const existing = this.sessions.find(principal, transport);
       if (existing) return existing;
-      if (!this.sessions.exists(transport)) return this.sessions.create(principal, { type: 'mcp_connection' }, transport);
+      if (!this.sessions.isLive(transport)) return this.sessions.create(principal, { type: 'mcp_connection' }, transport);
     }
     return this.sessions.create(principal, { type: 'auto_created', tool: 'execute' });
   }

@@ -19,7 +19,8 @@ export class SessionRepository {
   }
 
   async list(filter: SessionFilter): Promise<SessionRecord[]> {
-    const rows = await this.repo.find({ where: { ...filter }, order: { createdAt: 'ASC' } });
+    const where = Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined));
+    const rows = await this.repo.find({ where, order: { createdAt: 'ASC' } });
     return rows.map(toRecord);
   }
 

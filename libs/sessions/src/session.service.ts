@@ -107,8 +107,8 @@ export class SessionService implements OnModuleInit, OnApplicationShutdown {
     return runtime && runtime.record.owner === principal.id ? runtime : undefined;
   }
 
-  /** True when a live session with this id exists for anyone (legacy transports bind ids). */
-  exists(id: string): boolean {
+  /** True when a live session with this id exists on this replica, whoever owns it. */
+  isLive(id: string): boolean {
     return this.live.has(id);
   }
 

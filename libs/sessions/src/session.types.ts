@@ -17,6 +17,7 @@ export interface SessionRecord {
 
 /** Filters for listing sessions (admin and owner views). */
 export interface SessionFilter {
+  id?: string;
   owner?: string;
   status?: SessionStatus;
   replica?: string;
