@@ -21,7 +21,7 @@ type PrincipalRequest = Request & { principal?: Principal; user?: unknown };
 @Injectable()
 export class EntraAuthGuard extends AuthGuard('entra') {
   override handleRequest<T>(err: unknown, user: T, info: unknown): T {
-    if (err) throw err instanceof Error ? err : new Error(String(err));
+    if (err) throw err instanceof Error ? err : new Error('authentication failed', { cause: err });
     if (!user) {
       const failure = info as Partial<AuthFailure> | undefined;
       throw new UnauthenticatedError(failure?.message ?? 'Authentication required.', failure?.tokenSent ?? false);
