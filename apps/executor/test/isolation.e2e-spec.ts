@@ -65,4 +65,24 @@ describe('two identities are isolated on every session tool', () => {
     const after = await alice.call('execute_demo_code', { code: '1', execution_session_id: aliceSession });
     expect(after.json.error).toContain('was closed');
   });
+
+  it('with no-op auth, the admin API answers loopback callers and sees every owner', async () => {
+    const c = await v2Client(ex.mcpUrl, 'auto', devToken('dave'));
+    await c.call('execute_demo_code', { code: 'pass' });
+    await c.close();
+    const res = await fetch(`${ex.url}/admin/v1/sessions?status=active`);
+    const body = (await res.json()) as { sessions: { owner: string }[] };
+    expect(res.status).toBe(200);
+    expect(body.sessions.map((s) => s.owner)).toContain('dave@tenant-a');
+    const bad = await fetch(`${ex.url}/admin/v1/sessions?status=weird`);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error_description: string }).error_description).toBe("Unknown status 'weird'. Use one of: active, closed, expired.");
+  });
+
+  it('with no-op auth, discovery documents describe an open resource', async () => {
+    expect(await (await fetch(`${ex.url}/.well-known/oauth-protected-resource`)).json()).toEqual({ resource: ex.url, authorization_servers: [], bearer_methods_supported: ['header'] });
+    const as = (await (await fetch(`${ex.url}/.well-known/oauth-authorization-server`)).json()) as { issuer: string };
+    expect(as.issuer).toBe(ex.url);
+  });
 });
+
