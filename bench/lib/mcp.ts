@@ -7,9 +7,15 @@ export interface BenchClient {
   close: () => Promise<void>;
 }
 
-export async function connect(mcpUrl: string): Promise<BenchClient> {
+export interface ConnectOptions {
+  /** Sent as `Authorization: Bearer <token>` on every request. */
+  token?: string;
+}
+
+export async function connect(mcpUrl: string, opts: ConnectOptions = {}): Promise<BenchClient> {
   const client = new Client({ name: 'stoa-bench', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl)));
+  const transportOpts = opts.token ? { requestInit: { headers: { Authorization: `Bearer ${opts.token}` } } } : undefined;
+  await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), transportOpts));
   return {
     call: async (tool, args) => {
       const r = await client.callTool({ name: tool, arguments: args });

@@ -1,5 +1,7 @@
 import { All, Controller, Req, Res } from '@nestjs/common';
 import type { Response } from 'express';
+import { CurrentPrincipal } from '@stoa/auth';
+import type { Principal } from '@stoa/core';
 import type { McpRequest } from '@stoa/mcp';
 import { ExecutorMcpService } from './executor-mcp.service';
 
@@ -9,7 +11,7 @@ export class McpController {
   constructor(private readonly mcp: ExecutorMcpService) {}
 
   @All('mcp')
-  async handle(@Req() req: McpRequest, @Res() res: Response): Promise<void> {
-    await this.mcp.endpoint.handle(req, res);
+  async handle(@Req() req: McpRequest, @Res() res: Response, @CurrentPrincipal() principal: Principal): Promise<void> {
+    await this.mcp.endpoint.handle(req, res, principal);
   }
 }

@@ -7,7 +7,7 @@ import type { McpServerSpec, ToolContext, ToolDefinition } from './mcp.types';
 import { errorToToolResult, toToolResult } from './tool-result';
 
 /** A Node request after our auth middleware ran. */
-export type McpRequest = IncomingMessage & { principal?: Principal; body?: unknown; auth?: unknown };
+export type McpRequest = IncomingMessage & { body?: unknown; auth?: unknown };
 
 export interface McpEndpointOptions {
   /** Mints `Mcp-Session-Id`s for 2025-era clients (we use execution session ids, so both are one id). */
@@ -50,9 +50,8 @@ export class McpEndpoint {
     return this.legacy.size;
   }
 
-  async handle(req: McpRequest, res: ServerResponse): Promise<void> {
-    const principal = req.principal;
-    if (!principal) throw new Error('McpEndpoint.handle called without a principal (auth middleware missing)');
+  /** Serves one HTTP request at /mcp for an authenticated `principal`. */
+  async handle(req: McpRequest, res: ServerResponse, principal: Principal): Promise<void> {
     req.auth = { token: principal.token ?? '', clientId: principal.id, scopes: [...principal.scopes], extra: { principal } };
     if (await this.isLegacy(req)) return this.handleLegacy(req, res, principal);
     await this.modern(req as never, res, req.body);
