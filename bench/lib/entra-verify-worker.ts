@@ -7,9 +7,10 @@
  * Start with `node --import tsx bench/lib/entra-verify-worker.ts`, an IPC channel, NODE_EXTRA_CA_CERTS
  * and STOA_BENCH_ENTRA = JSON {tenant_id, client_id, authority}. Protocol (process.send):
  *   child → parent  {type: 'ready'}
- *   parent → child  {id, token}
- *   child → parent  {id, ms, principal} | {id, error}
- * `ms` is measured in the child around `verify()` only (no IPC).
+ *   parent → child  {id, token}                → child → parent  {id, ms, principal} | {id, error}
+ *   parent → child  {id, token, backToBack: n} → child → parent  {id, samples} | {id, error}
+ * `ms` is measured in the child around `verify()` only (no IPC). With `backToBack`, the child runs n
+ * verifications in a row (no idle gap between them) and returns each one's ms.
  */
 import { authConfigSchema, EntraTokenVerifier, entraSettings } from '@stoa/auth';
 import { quietNestLogger } from './bench';
@@ -17,8 +18,13 @@ import { quietNestLogger } from './bench';
 export interface VerifyRequest {
   id: number;
   token: string;
+  backToBack?: number;
 }
-export type VerifyReply = { type: 'ready' } | { id: number; ms: number; principal: string } | { id: number; error: string };
+export type VerifyReply =
+  | { type: 'ready' }
+  | { id: number; ms: number; principal: string }
+  | { id: number; samples: number[] }
+  | { id: number; error: string };
 
 function main(): void {
   if (!process.send) throw new Error('entra-verify-worker needs an IPC channel');
@@ -30,6 +36,16 @@ function main(): void {
   process.on('message', (m: VerifyRequest) => {
     void (async () => {
       try {
+        if (m.backToBack) {
+          const samples: number[] = [];
+          for (let i = 0; i < m.backToBack; i++) {
+            const t0 = performance.now();
+            await verifier.verify(m.token);
+            samples.push(performance.now() - t0);
+          }
+          send({ id: m.id, samples });
+          return;
+        }
         const t0 = performance.now();
         const p = await verifier.verify(m.token);
         const ms = performance.now() - t0;

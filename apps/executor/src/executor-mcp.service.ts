@@ -4,6 +4,8 @@ import { McpEndpoint, type ToolDefinition } from '@stoa/mcp';
 import { SessionService } from '@stoa/sessions';
 import { EXECUTOR_SETTINGS } from './executor.tokens';
 import type { ExecutorSettings } from './executor.config';
+import { toolCatalogueText } from '@stoa/tools';
+import { domainTools } from './tools/domain.tools';
 import { executeTool } from './tools/execute.tool';
 import { sessionTools } from './tools/session.tools';
 
@@ -20,8 +22,13 @@ export class ExecutorMcpService implements OnApplicationShutdown {
     execution: ExecutionService,
   ) {
     const { config } = settings;
+    const catalog = settings.domain.catalog;
     this.tools = [
-      executeTool({ name: config.name, description: config.description, defaultTimeout: config.execution.default_timeout, maxTimeout: config.execution.max_timeout }, execution),
+      executeTool(
+        { name: config.name, description: config.description, defaultTimeout: config.execution.default_timeout, maxTimeout: config.execution.max_timeout, catalogue: toolCatalogueText(catalog.tools) },
+        execution,
+      ),
+      ...domainTools(config.name, catalog),
       ...sessionTools(config.name, sessions, execution),
     ];
     this.endpoint = new McpEndpoint(

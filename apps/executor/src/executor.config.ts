@@ -7,6 +7,7 @@ import { checkTimeouts, EXECUTION_ENV, executionConfigSchema, resolveTruncationT
 import { environmentConfigSchema, KERNEL_ENV } from '@stoa/kernel';
 import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
 import { SESSION_ENV, sessionConfigSchema } from '@stoa/sessions';
+import { loadDomain, skillsConfigSchema, toolsConfigSchema, type LoadedDomain } from '@stoa/tools';
 
 /** `server:` — how the HTTP listener runs. */
 const serverSchema = z
@@ -35,6 +36,8 @@ export const executorConfigSchema = z
     environment: environmentConfigSchema,
     execution: executionConfigSchema,
     sessions: sessionConfigSchema,
+    tools: toolsConfigSchema,
+    skills: skillsConfigSchema,
   })
   .superRefine((c, ctx) => {
     const problem = checkTimeouts(c.execution);
@@ -62,6 +65,8 @@ export interface ExecutorSettings {
   dataDir: string;
   replica: string;
   truncationThreshold: number;
+  /** Tools, states and skills from the manifest and skills directory. */
+  domain: LoadedDomain;
 }
 
 /** Loads server.yaml (+ env + CLI overrides) and derives the settings every module needs. */
@@ -79,6 +84,7 @@ export function loadExecutorSettings(
     baseDir,
     dataDir,
     replica: config.sessions.replica ?? `${hostname()}:${config.server.port}`,
+    domain: loadDomain(config.name, config.tools, config.skills, baseDir),
     truncationThreshold: resolveTruncationThreshold(config.execution.output_truncation_threshold, env.CODE_OUTPUT_TRUNCATION_THRESHOLD, warn),
   };
 }

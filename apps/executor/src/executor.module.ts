@@ -1,3 +1,4 @@
+import { delimiter, join } from 'node:path';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { AuthModule } from '@stoa/auth';
 import { LoggingModule } from '@stoa/core';
@@ -5,13 +6,15 @@ import { ExecutionModule } from '@stoa/execution';
 import { KernelModule } from '@stoa/kernel';
 import { PersistenceModule } from '@stoa/persistence';
 import { SESSION_MIGRATIONS, SessionModule } from '@stoa/sessions';
+import { kernelToolSpecs } from '@stoa/tools';
+import type { KernelProcess } from '@stoa/kernel';
 import { AdminController, OpenApiDocument } from './admin.controller';
 import type { ExecutorSettings } from './executor.config';
 import { ExecutorMcpService } from './executor-mcp.service';
 import { EXECUTOR_SETTINGS } from './executor.tokens';
+import { CatalogController } from './catalog.controller';
 import { HealthController } from './health.controller';
 import { McpController } from './mcp.controller';
-import { join } from 'node:path';
 
 /** The executor: one domain server with kernels, sessions and the MCP surface. */
 @Module({})
@@ -26,9 +29,10 @@ export class ExecutorModule {
         PersistenceModule.forRoot({ database: c.database, defaultSqlitePath: join(s.dataDir, 'stoa.sqlite'), migrations: [...SESSION_MIGRATIONS] }),
         KernelModule.forRoot({
           python: c.environment.python,
-          env: c.environment.env,
+          env: kernelEnv(s),
           passthroughEnv: c.environment.passthrough_env,
           startTimeoutMs: c.execution.start_timeout_seconds * 1000,
+          bootstrap: toolBootstrap(s),
         }),
         SessionModule.forRoot({
           maxSessions: c.sessions.max_sessions,
@@ -45,8 +49,22 @@ export class ExecutorModule {
           interruptGraceMs: c.execution.interrupt_grace_seconds * 1000,
         }),
       ],
-      controllers: [HealthController, McpController, AdminController],
+      controllers: [HealthController, McpController, AdminController, CatalogController],
       providers: [{ provide: EXECUTOR_SETTINGS, useValue: s }, ExecutorMcpService, OpenApiDocument],
     };
   }
+}
+
+/** Kernel variables: the operator's, plus the tool modules' directories on PYTHONPATH. */
+function kernelEnv(s: ExecutorSettings): Record<string, string> {
+  const env = { ...s.config.environment.env };
+  const paths = [...s.domain.pythonPath, ...(env.PYTHONPATH ? [env.PYTHONPATH] : [])];
+  if (paths.length) env.PYTHONPATH = paths.join(delimiter);
+  return env;
+}
+
+/** Every new kernel gets one proxy per domain tool and list_tools() before its first execution. */
+function toolBootstrap(s: ExecutorSettings): ((k: KernelProcess) => Promise<void>) | undefined {
+  const specs = kernelToolSpecs(s.domain.catalog);
+  return specs.length ? (kernel) => kernel.installTools(specs, 30_000) : undefined;
 }

@@ -78,7 +78,7 @@ export class ExecutionService {
     const limit = this.captureChars();
     const stdout = truncateStdout(run.stdout, limit);
     let stderr = truncateStderr(run.stderr, limit);
-    const result = { ...emptyResult(), stdout, stderr, execution_time: round3(run.durationMs / 1000) };
+    const result = { ...emptyResult(), stdout, stderr, execution_time: round3(run.durationMs / 1000), tool_calls: run.toolCalls };
     switch (run.outcome) {
       case ExecutionOutcome.completed:
         return { ...result, success: !run.raised, error: run.raised ? FAILED : null };

@@ -1,3 +1,5 @@
+import type { ToolCallRecord } from '@stoa/kernel';
+
 /** Arguments of `execute_{name}_code`. */
 export interface ExecuteInput {
   code: string;
@@ -10,17 +12,6 @@ export interface ExecuteInput {
 export interface ExecuteOrigin {
   transportSessionId?: string;
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
-}
-
-/** A tool-call trace record (filled by the tools module). */
-export interface ToolCallRecord {
-  tool_name: string;
-  args: Record<string, unknown>;
-  result: unknown;
-  duration_ms: number;
-  success: boolean;
-  error: string | null;
-  timestamp: number;
 }
 
 /** The inline result JSON of the reference (§1.2). */

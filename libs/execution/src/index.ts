@@ -7,4 +7,4 @@ export { ExecutionModule } from './execution.module';
 /** Output truncation (reference §1.2.1). */
 export { truncateStderr, truncateStdout } from './truncation';
 /** Wire types of the execute tool. */
-export type { ExecuteInput, ExecuteOrigin, ExecuteResult, ToolCallRecord } from './execution.types';
+export type { ExecuteInput, ExecuteOrigin, ExecuteResult } from './execution.types';

@@ -112,6 +112,11 @@ class Driver(object):
         self.reply = os.fdopen(REPLY_FD, "w", buffering=1, encoding="utf-8", closefd=False)
         self.commands = os.fdopen(CMD_FD, "r", encoding="utf-8", closefd=False)
         self.counter = 0
+        self.tools = None  # stoa_tools.Runtime once tools are installed
+        self.injected = {}  # helpers we put in the namespace; hidden from inspect
+
+    def remember_injected(self):
+        self.injected = dict((k, v) for k, v in self.namespace.items() if not k.startswith("_"))
 
     def display(self, *objs):
         """Show rich objects (PNG/SVG) in the activity feed; prints their text form."""
@@ -160,6 +165,17 @@ class Driver(object):
         self.displays.capture_matplotlib()
         return ok, error
 
+    def install_tools(self, tools):
+        try:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            import stoa_tools
+            sys.path.pop(0)
+            self.tools = stoa_tools.install(self.namespace, tools)
+            self.remember_injected()
+            return True, None
+        except Exception as exc:  # reported to the host, which fails the session start
+            return False, "%s: %s" % (type(exc).__name__, exc)
+
     def inspect(self):
         """Public names of the namespace with type and clipped repr (user reprs may be interrupted)."""
         global _in_user_code
@@ -167,7 +183,7 @@ class Driver(object):
         try:
             _in_user_code = True
             for name, value in list(self.namespace.items()):
-                if name.startswith("_") or value is self.namespace.get("display") and name == "display":
+                if name.startswith("_") or self.injected.get(name) is value:
                     continue
                 try:
                     text = repr(value)
@@ -198,6 +214,7 @@ class Driver(object):
             os.write(fd, marker.encode("utf-8"))
 
     def serve(self):
+        self.remember_injected()
         self.send({"type": "ready", "pid": os.getpid(), "python": sys.version.split()[0]})
         while True:
             try:
@@ -212,10 +229,17 @@ class Driver(object):
                 continue
             op = command.get("op")
             if op == "exec":
+                if self.tools is not None:
+                    self.tools.begin(command.get("policy"))
                 ok, error = self.run(command.get("code", ""))
                 self.flush_streams(command["nonce"])
+                calls = self.tools.trace.records if self.tools is not None else []
                 self.send({"type": "result", "id": command["id"], "ok": ok, "error": error,
-                           "displays": self.displays.items})
+                           "displays": self.displays.items, "tool_calls": calls})
+            elif op == "install_tools":
+                ok, error = self.install_tools(command.get("tools", []))
+                self.flush_streams(command["nonce"])
+                self.send({"type": "result", "id": command["id"], "ok": ok, "error": error, "displays": []})
             elif op == "inspect":
                 value = self.inspect()
                 self.flush_streams(command["nonce"])

@@ -13,6 +13,6 @@ export { buildKernelEnv } from './kernel-env';
 /** Interpreter resolution. */
 export { driverPath, resolvePython, type PythonInfo } from './python';
 /** Execution result types. */
-export { ExecutionOutcome, type ExecuteOptions, type KernelDisplay, type KernelExecution, type KernelSpawnOptions, type StreamText } from './kernel.types';
+export { ExecutionOutcome, type ExecuteOptions, type KernelDisplay, type KernelExecution, type KernelSpawnOptions, type StreamText, type ToolCallRecord, type ToolSpec } from './kernel.types';
 /** Bounded output capture. */
 export { OutputCapture } from './output-capture';

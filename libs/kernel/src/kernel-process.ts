@@ -6,7 +6,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { randomToken } from '@stoa/core';
 import { KernelDeadError, KernelStartError } from './kernel.errors';
 import { MarkerSplitter, OutputCapture } from './output-capture';
-import { ExecutionOutcome, type ExecuteOptions, type KernelDisplay, type KernelExecution } from './kernel.types';
+import { ExecutionOutcome, type ExecuteOptions, type KernelDisplay, type KernelExecution, type ToolCallRecord, type ToolSpec } from './kernel.types';
 
 interface DriverReply {
   type: 'ready' | 'result' | 'pong';
@@ -15,6 +15,8 @@ interface DriverReply {
   displays?: KernelDisplay[];
   value?: unknown;
   pid?: number;
+  error?: string | null;
+  tool_calls?: ToolCallRecord[];
 }
 
 interface Pending {
@@ -114,7 +116,15 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     return r.outcome === ExecutionOutcome.completed ? (r.value as Record<string, { type: string; repr: string }> | undefined) ?? undefined : undefined;
   }
 
-  async execute(code: string, opts: ExecuteOptions, op: 'exec' | 'inspect' = 'exec'): Promise<KernelExecution> {
+  /** Installs tool proxies and list_tools() in the namespace; throws with the driver's reason on failure. */
+  async installTools(tools: readonly ToolSpec[], timeoutMs: number): Promise<void> {
+    const r = await this.execute('', { timeoutMs, graceMs: 1000, captureChars: 10_000 }, 'install_tools', { tools });
+    if (r.outcome !== ExecutionOutcome.completed || r.raised) {
+      throw new KernelStartError(`Tool proxy injection failed (proxies): ${r.error ?? r.outcome}`);
+    }
+  }
+
+  async execute(code: string, opts: ExecuteOptions, op: 'exec' | 'inspect' | 'install_tools' = 'exec', extra: Record<string, unknown> = {}): Promise<KernelExecution> {
     if (this.exited) throw new KernelDeadError('The kernel has exited; start a new one.');
     if (this.pending) throw new KernelDeadError('The kernel is already executing.');
     const started = performance.now();
@@ -136,7 +146,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     this.pending = pending;
     this.out.begin(nonce, stdout, () => ((pending.stdoutDone = true), pending.check()));
     this.err.begin(nonce, stderr, () => ((pending.stderrDone = true), pending.check()));
-    this.commands.write(JSON.stringify({ op, id, code, nonce }) + '\n');
+    this.commands.write(JSON.stringify({ ...extra, op, id, code, nonce, policy: opts.policy }) + '\n');
 
     let outcome: ExecutionOutcome = ExecutionOutcome.completed;
     try {
@@ -165,6 +175,8 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
       stderr,
       displays: pending.reply?.displays ?? [],
       value: pending.reply?.value,
+      error: pending.reply?.error ?? undefined,
+      toolCalls: pending.reply?.tool_calls ?? [],
       durationMs: performance.now() - started,
       exit: outcome === ExecutionOutcome.died ? this.exited : undefined,
     };

@@ -10,6 +10,8 @@ export interface KernelSettings {
   env: Readonly<Record<string, string>>;
   passthroughEnv: readonly string[];
   startTimeoutMs: number;
+  /** Runs on every new kernel after it is ready (tool proxy injection); a failure fails the start. */
+  bootstrap?: (kernel: KernelProcess) => Promise<void>;
 }
 
 export const KERNEL_SETTINGS = Symbol('KERNEL_SETTINGS');
@@ -44,6 +46,14 @@ export class KernelService implements OnApplicationShutdown {
     this.live.add(kernel);
     kernel.once('exit', () => this.live.delete(kernel));
     await kernel.waitReady(this.settings.startTimeoutMs);
+    if (this.settings.bootstrap) {
+      try {
+        await this.settings.bootstrap(kernel);
+      } catch (err) {
+        await kernel.close();
+        throw err;
+      }
+    }
     return kernel;
   }
 

@@ -40,6 +40,10 @@ export interface KernelExecution {
   displays: KernelDisplay[];
   /** Value returned by internal ops (inspect). */
   value?: unknown;
+  /** Driver-side error text (internal ops). */
+  error?: string;
+  /** Tool calls made by this execution (each record belongs to exactly this execution). */
+  toolCalls: ToolCallRecord[];
   durationMs: number;
   /** For `died`: how the process ended. */
   exit?: { code: number | null; signal: NodeJS.Signals | null };
@@ -51,6 +55,8 @@ export interface ExecuteOptions {
   graceMs: number;
   /** Characters kept from the start and end of each stream. */
   captureChars: number;
+  /** Domain-function policy enforced by the tool proxies (glob patterns). */
+  policy?: { allowed?: string[]; blocked?: string[] };
   /** Live output (for progress notifications). */
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
 }
@@ -62,4 +68,24 @@ export interface KernelSpawnOptions {
   env: Readonly<Record<string, string>>;
   /** A label for logs. */
   label: string;
+}
+
+/** One traced call of a domain tool proxy (reference §3.6). */
+export interface ToolCallRecord {
+  tool_name: string;
+  args: Record<string, unknown>;
+  result: unknown;
+  duration_ms: number;
+  success: boolean;
+  error: string | null;
+  timestamp: number;
+}
+
+/** A tool as the kernel driver needs it to build a proxy (types stay strings). */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  module: string;
+  parameters: { name: string; type: string; description: string; required: boolean; default?: unknown }[];
+  returns: { name: string; type: string; description: string }[];
 }

@@ -9,6 +9,8 @@ export interface ExecuteToolOptions {
   description: string;
   defaultTimeout: number;
   maxTimeout: number;
+  /** "Available tool functions" block, empty without tools. */
+  catalogue: string;
 }
 
 /** The agent-facing usage text of `execute_{name}_code` (reference §1.2, plus stateless-client guidance). */
@@ -21,7 +23,7 @@ export function executeDescription(o: ExecuteToolOptions): string {
     `Args:\n  code: Python source to run.\n  description: a short note on what the code does (echoed back).\n  timeout: seconds before the run is interrupted (default ${o.defaultTimeout}, max ${o.maxTimeout}); variables survive an interrupt.\n  execution_session_id: session_id of an earlier result to continue that session.`,
     'Returns JSON: description, stdout, stderr, execution_time, success, error, tool_calls, artifacts, session_id.',
   ].join('\n\n');
-  return o.description ? `${o.description}\n\n${usage}` : usage;
+  return [o.description, usage, o.catalogue].filter(Boolean).join('\n\n');
 }
 
 /** `execute_{name}_code(code, description, timeout, execution_session_id)`. */

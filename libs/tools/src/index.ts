@@ -1,0 +1,14 @@
+/** Domain catalog types (tools, states, skills). */
+export type { DomainCatalog, ParameterSpec, ReturnSpec, SkillDef, StateSpec, ToolDef } from './tools.types';
+/** Tool manifest validation. */
+export { buildCatalog, loadManifest, manifestSchema } from './manifest';
+/** server.yaml `tools:` / `skills:` and loading them. */
+export { kernelToolSpecs, loadDomain, skillsConfigSchema, toolsConfigSchema, type LoadedDomain } from './tools.config';
+/** Markdown skills with front matter. */
+export { discoverSkills } from './skills';
+/** BM25 tool and skill search. */
+export { ToolSearch, toolAffordances, type SearchCategory, type SearchHit } from './search';
+/** State graph planner. */
+export { StateGraph, type Bridge, type ToolSummary } from './planner';
+/** Agent-facing text and the /catalog document. */
+export { catalogJson, pyRepr, toolCatalogueText } from './describe';

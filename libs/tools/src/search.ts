@@ -1,0 +1,127 @@
+import MiniSearch, { type SearchResult } from 'minisearch';
+import { stemmer } from 'stemmer';
+import type { DomainCatalog, SkillDef, StateSpec, ToolDef } from './tools.types';
+
+/** One search hit as the reference returns it (§1.4). */
+export interface SearchHit {
+  name: string;
+  server_name: string;
+  description: string;
+  execution_type: 'mcp' | 'skill';
+  type: 'tool' | 'skill';
+  to_access: string;
+  score: number | null;
+  state_requires: string[];
+  state_produces: string[];
+}
+
+export type SearchCategory = 'all' | 'tools' | 'skills';
+
+const STOP = new Set(['a', 'an', 'the', 'of', 'to', 'in', 'on', 'for', 'and', 'or', 'with', 'by', 'from', 'is', 'are', 'be', 'i', 'me', 'my', 'we', 'it', 'this', 'that', 'how', 'do', 'can', 'what', 'which', 'want', 'need', 'some', 'into', 'using', 'use', 'get']);
+
+/** Words, snake_case parts and whole identifiers; lowercased and stemmed, stop words dropped. */
+function tokenize(text: string): string[] {
+  const lower = text.toLowerCase();
+  const words = lower.match(/[a-z0-9]+/g) ?? [];
+  const idents = (lower.match(/[a-z0-9]+(?:_[a-z0-9]+)+/g) ?? []).map((w) => w.replace(/_/g, ''));
+  return [...words, ...idents];
+}
+
+function processTerm(term: string): string | null {
+  return STOP.has(term) ? null : stemmer(term);
+}
+
+interface ToolDoc {
+  id: number;
+  name: string;
+  description: string;
+  affordances: string;
+}
+
+/**
+ * BM25 search (MiniSearch, k1 = 1.5, b = 0.75) over tools (name + description + affordances, including
+ * the affordances of the states each tool produces) and skills (name + description + states).
+ */
+export class ToolSearch {
+  private readonly tools: MiniSearch<ToolDoc>;
+  private readonly skills: MiniSearch<ToolDoc>;
+
+  constructor(
+    private readonly catalog: DomainCatalog,
+    private readonly executeTool: string,
+    private readonly skillTool: string,
+  ) {
+    const options = {
+      fields: ['name', 'description', 'affordances'],
+      tokenize,
+      processTerm,
+      searchOptions: { boost: { name: 2, affordances: 1.5 }, bm25: { k: 1.5, b: 0.75, d: 0.5 }, prefix: (t: string) => t.length >= 5, fuzzy: (t: string) => (t.length >= 7 ? 0.15 : false) },
+    };
+    this.tools = new MiniSearch<ToolDoc>(options);
+    this.tools.addAll(catalog.tools.map((t) => ({ id: t.id, name: t.name, description: t.description, affordances: toolAffordances(t, catalog.states).join(' . ') })));
+    this.skills = new MiniSearch<ToolDoc>(options);
+    this.skills.addAll(catalog.skills.map((s, id) => ({ id, name: s.name, description: s.description, affordances: s.states.join(' ') })));
+  }
+
+  search(query: string, top: number, category: SearchCategory): { tools: SearchHit[]; skills: SearchHit[] } {
+    const n = Math.max(0, top);
+    const wantTools = category !== 'skills';
+    const wantSkills = category !== 'tools';
+    if (!query.trim()) {
+      return {
+        tools: wantTools ? this.catalog.tools.slice(0, n).map((t) => this.toolHit(t, 0)) : [],
+        skills: wantSkills ? this.catalog.skills.slice(0, n).map((s) => this.skillHit(s, 0)) : [],
+      };
+    }
+    const pick = (hits: SearchResult[]) => hits.filter((h) => h.score > 0).slice(0, n);
+    return {
+      tools: wantTools ? pick(this.tools.search(query, { combineWith: 'OR' })).map((h) => this.toolHit(this.catalog.tools[h.id as number] as ToolDef, h.score)) : [],
+      skills: wantSkills ? pick(this.skills.search(query, { combineWith: 'OR' })).map((h) => this.skillHit(this.catalog.skills[h.id as number] as SkillDef, h.score)) : [],
+    };
+  }
+
+  private toolHit(t: ToolDef, score: number): SearchHit {
+    return {
+      name: t.name,
+      server_name: this.catalog.serverName,
+      description: t.description,
+      execution_type: 'mcp',
+      type: 'tool',
+      to_access: `Call via ${this.executeTool}`,
+      score: round(score),
+      state_requires: t.requires,
+      state_produces: t.produces,
+    };
+  }
+
+  private skillHit(s: SkillDef, score: number): SearchHit {
+    return {
+      name: s.name,
+      server_name: this.catalog.serverName,
+      description: s.description,
+      execution_type: 'skill',
+      type: 'skill',
+      to_access: `Load with ${this.skillTool}(skill_name="${s.name}")`,
+      score: round(score),
+      state_requires: [],
+      state_produces: [],
+    };
+  }
+}
+
+/** Affordances of the states a tool produces (sorted tokens), then its own; duplicates dropped case-insensitively. */
+export function toolAffordances(tool: ToolDef, states: StateSpec[]): string[] {
+  const byToken = new Map(states.map((s) => [s.token, s]));
+  const all = [...tool.produces.flatMap((t) => byToken.get(t)?.affordances ?? []), ...tool.affordances];
+  const seen = new Set<string>();
+  return all.filter((a) => {
+    const key = a.trim().toLowerCase();
+    if (!key || seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function round(n: number): number {
+  return Math.round(n * 10_000) / 10_000;
+}
