@@ -26,7 +26,7 @@ describe('StateGraph', () => {
   });
 
   it('next_steps: tools leaving a state, next states, producers and skills', () => {
-    const n = g.nextSteps('chem.parsed') as Record<string, unknown>;
+    const n = g.nextSteps('chem.parsed');
     expect((n.tools_from_here as { name: string }[]).map((x) => x.name)).toEqual(['embed']);
     expect(n.next_states).toEqual(['chem.embedded']);
     expect((n.tools_that_produce_this_state as { name: string }[])[0]?.name).toBe('parse');
