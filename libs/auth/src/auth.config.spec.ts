@@ -7,6 +7,11 @@ describe('auth config', () => {
     expect(authConfigSchema.parse({ client_id: 'c', tenant_id: 't' }).mode).toBe('entra');
   });
 
+  it('accepts passport-azure-ad spellings (clientID) and rejects unknown keys', () => {
+    expect(authConfigSchema.parse({ clientID: 'c', tenant_id: 't' })).toMatchObject({ mode: 'entra', client_id: 'c' });
+    expect(authConfigSchema.safeParse({ client_id: 'c', tenant_id: 't', audiences: ['x'] }).success).toBe(false);
+  });
+
   it('names every missing Entra key', () => {
     const r = authConfigSchema.safeParse({ mode: 'entra' });
     expect(r.success).toBe(false);

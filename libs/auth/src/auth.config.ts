@@ -3,9 +3,22 @@ import { nonNegative } from '@stoa/config';
 
 const DEFAULT_AUTHORITY = 'https://login.microsoftonline.com';
 
+/** passport-azure-ad spellings accepted as aliases of our snake_case keys. */
+const ALIASES: Record<string, string> = { clientID: 'client_id', tenantID: 'tenant_id' };
+
 /** `auth:` in any app's YAML. Entra when a client id is known (YAML or ENTRA_CLIENT_ID), else no-op dev auth. */
 export const authConfigSchema = z
-  .object({
+  .preprocess((raw) => {
+    if (!raw || typeof raw !== 'object') return raw;
+    const out: Record<string, unknown> = { ...(raw as Record<string, unknown>) };
+    for (const [alias, key] of Object.entries(ALIASES)) {
+      if (alias in out) {
+        out[key] ??= out[alias];
+        delete out[alias];
+      }
+    }
+    return out;
+  }, z.object({
     mode: z.enum(['noop', 'entra']).optional(),
     tenant_id: z.string().optional(),
     client_id: z.string().optional(),
@@ -29,7 +42,7 @@ export const authConfigSchema = z
     scopes_supported: z.array(z.string()).optional(),
     /** App role that grants /admin/v1. */
     admin_role: z.string().default('Stoa.Admin'),
-  })
+  }).strict())
   .prefault({})
   .superRefine((a, ctx) => {
     const mode = a.mode ?? (a.client_id ? 'entra' : 'noop');

@@ -1,10 +1,12 @@
 import { Logger } from '@nestjs/common';
-import { createRemoteJWKSet, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
 import { UnavailableError, type Principal } from '@stoa/core';
 import type { EntraSettings } from './auth.config';
 import { UnauthenticatedError } from './auth.errors';
 
 type Jwks = ReturnType<typeof createRemoteJWKSet>;
+
+const MAX_CACHED_TOKENS = 10_000;
 
 /**
  * Validates Entra ID access tokens: RS256 only, audience, issuer (v1 and v2), expiry with clock skew,
@@ -17,7 +19,26 @@ export class EntraTokenVerifier {
 
   constructor(private readonly s: EntraSettings) {}
 
+  /** Verified tokens until their expiry (bounded, insertion-ordered): a repeat call costs a map lookup. */
+  private readonly verified = new Map<string, { principal: Principal; expiresAt: number }>();
+
   async verify(token: string): Promise<Principal> {
+    const hit = this.verified.get(token);
+    if (hit && hit.expiresAt > Date.now()) return hit.principal;
+    if (hit) this.verified.delete(token);
+    const principal = await this.verifyUncached(token);
+    this.remember(token, principal);
+    return principal;
+  }
+
+  private remember(token: string, principal: Principal): void {
+    const exp = (decodeJwt(token).exp ?? 0) * 1000 + this.s.clockSkewS * 1000;
+    if (exp <= Date.now()) return;
+    if (this.verified.size >= MAX_CACHED_TOKENS) this.verified.delete(this.verified.keys().next().value as string);
+    this.verified.set(token, { principal, expiresAt: exp });
+  }
+
+  private async verifyUncached(token: string): Promise<Principal> {
     let alg: string | undefined;
     try {
       alg = decodeProtectedHeader(token).alg;
