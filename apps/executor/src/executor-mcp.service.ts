@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { ExecutionService } from '@stoa/execution';
+import { JobService } from '@stoa/jobs';
 import { McpEndpoint, type ToolDefinition } from '@stoa/mcp';
 import { SessionService } from '@stoa/sessions';
 import { EXECUTOR_SETTINGS } from './executor.tokens';
@@ -7,6 +8,7 @@ import type { ExecutorSettings } from './executor.config';
 import { toolCatalogueText } from '@stoa/tools';
 import { domainTools } from './tools/domain.tools';
 import { executeTool } from './tools/execute.tool';
+import { jobTools } from './tools/job.tools';
 import { sessionTools } from './tools/session.tools';
 
 /** Binds the executor's tools to the MCP endpoint. */
@@ -20,6 +22,7 @@ export class ExecutorMcpService implements OnApplicationShutdown {
     @Inject(EXECUTOR_SETTINGS) settings: ExecutorSettings,
     sessions: SessionService,
     execution: ExecutionService,
+    jobs: JobService,
   ) {
     const { config } = settings;
     const catalog = settings.domain.catalog;
@@ -30,6 +33,7 @@ export class ExecutorMcpService implements OnApplicationShutdown {
       ),
       ...domainTools(config.name, catalog),
       ...sessionTools(config.name, sessions, execution),
+      ...jobTools(config.name, jobs, sessions, execution, config.execution.max_timeout),
     ];
     this.endpoint = new McpEndpoint(
       { name: `${config.name}-executor`, version: '0.1.0', instructions: config.description || undefined, tools: () => this.tools },

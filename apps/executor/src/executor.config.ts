@@ -6,6 +6,7 @@ import { boolish, ConfigError, loadConfig, positiveInt } from '@stoa/config';
 import { checkTimeouts, EXECUTION_ENV, executionConfigSchema, resolveTruncationThreshold } from '@stoa/execution';
 import { environmentConfigSchema, KERNEL_ENV } from '@stoa/kernel';
 import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
+import { JOBS_ENV, jobsConfigSchema } from '@stoa/jobs';
 import { SESSION_ENV, sessionConfigSchema } from '@stoa/sessions';
 import { loadDomain, skillsConfigSchema, toolsConfigSchema, type LoadedDomain } from '@stoa/tools';
 
@@ -36,6 +37,7 @@ export const executorConfigSchema = z
     environment: environmentConfigSchema,
     execution: executionConfigSchema,
     sessions: sessionConfigSchema,
+    jobs: jobsConfigSchema,
     tools: toolsConfigSchema,
     skills: skillsConfigSchema,
   })
@@ -56,6 +58,7 @@ const ENV_MAP = {
   ...KERNEL_ENV,
   ...SESSION_ENV,
   ...EXECUTION_ENV,
+  ...JOBS_ENV,
 };
 
 /** Resolved, ready-to-use settings derived from the config. */

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { AuthModule } from '@stoa/auth';
@@ -5,6 +6,7 @@ import { LoggingModule } from '@stoa/core';
 import { ExecutionModule } from '@stoa/execution';
 import { KernelModule } from '@stoa/kernel';
 import { PersistenceModule } from '@stoa/persistence';
+import { JOB_MIGRATIONS, JobsModule } from '@stoa/jobs';
 import { SESSION_MIGRATIONS, SessionModule } from '@stoa/sessions';
 import { kernelToolSpecs } from '@stoa/tools';
 import type { KernelProcess } from '@stoa/kernel';
@@ -12,6 +14,7 @@ import { AdminController, OpenApiDocument } from './admin.controller';
 import type { ExecutorSettings } from './executor.config';
 import { ExecutorMcpService } from './executor-mcp.service';
 import { EXECUTOR_SETTINGS } from './executor.tokens';
+import { BatchProcessor } from './batch.processor';
 import { CatalogController } from './catalog.controller';
 import { HealthController } from './health.controller';
 import { McpController } from './mcp.controller';
@@ -26,7 +29,7 @@ export class ExecutorModule {
       imports: [
         LoggingModule.forRoot('stoa-executor'),
         AuthModule.forRoot({ auth: c.auth, publicBaseUrl: c.server.public_url }),
-        PersistenceModule.forRoot({ database: c.database, defaultSqlitePath: join(s.dataDir, 'stoa.sqlite'), migrations: [...SESSION_MIGRATIONS] }),
+        PersistenceModule.forRoot({ database: c.database, defaultSqlitePath: join(s.dataDir, 'stoa.sqlite'), migrations: [...SESSION_MIGRATIONS, ...JOB_MIGRATIONS] }),
         KernelModule.forRoot({
           python: c.environment.python,
           env: kernelEnv(s),
@@ -42,7 +45,20 @@ export class ExecutorModule {
           replica: s.replica,
           idSigningKey: c.sessions.id_signing_key,
         }),
+        JobsModule.forRoot({
+          config: c.jobs,
+          prefix: `stoa:${c.name}`,
+          settings: {
+            replica: s.replica,
+            retentionMs: c.jobs.retention_hours * 3_600_000,
+            batchQueue: `${c.name}-batch`,
+            concurrency: c.execution.parallel_max_concurrency ?? availableParallelism(),
+          },
+        }),
         ExecutionModule.forRoot({
+          serverName: c.name,
+          mode: c.execution.mode,
+          promotionThresholdS: c.execution.promotion_threshold_s,
           defaultTimeoutS: c.execution.default_timeout,
           maxTimeoutS: c.execution.max_timeout,
           truncationThreshold: s.truncationThreshold,
@@ -50,7 +66,7 @@ export class ExecutorModule {
         }),
       ],
       controllers: [HealthController, McpController, AdminController, CatalogController],
-      providers: [{ provide: EXECUTOR_SETTINGS, useValue: s }, ExecutorMcpService, OpenApiDocument],
+      providers: [{ provide: EXECUTOR_SETTINGS, useValue: s }, ExecutorMcpService, OpenApiDocument, BatchProcessor],
     };
   }
 }

@@ -10,3 +10,5 @@ export { currentContext, runWithContext, type RequestContext } from './request-c
 export { Mutex } from './mutex';
 /** Structured logging (pino) with access logs and redaction. */
 export { LoggingModule, REDACTED_PATHS } from './logging.module';
+/** Python repr of JSON values. */
+export { pyRepr } from './python';

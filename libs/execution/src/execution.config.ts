@@ -5,8 +5,11 @@ import { kernelTimingSchema } from '@stoa/kernel';
 /** `execution:` in a server YAML. */
 export const executionConfigSchema = z
   .object({
-    /** Only `sync` exists until background jobs land; async_only/adaptive come with the jobs module. */
-    mode: z.enum(['sync']).default('sync'),
+    /** sync: inline results; async_only: every execute returns a job handle; adaptive: inline unless it runs past promotion_threshold_s. */
+    mode: z.enum(['sync', 'async_only', 'adaptive']).default('sync'),
+    promotion_threshold_s: nonNegative.default(60),
+    /** Batch items run at once on this replica; unset → PARALLEL_EXECUTE_MAX_CONCURRENCY or the CPU count; 0 = unlimited. */
+    parallel_max_concurrency: z.coerce.number().int().min(0).optional(),
     default_timeout: positiveInt.default(300),
     max_timeout: positiveInt.default(600),
     /** Characters per stream before truncation; 0 disables; unset → CODE_OUTPUT_TRUNCATION_THRESHOLD or 50000. */
@@ -42,11 +45,15 @@ export function resolveTruncationThreshold(
 export const MAX_CAPTURE_CHARS = 8 * 1024 * 1024;
 
 /** Env overrides for {@link executionConfigSchema}. */
-export const EXECUTION_ENV = { STOA_DEFAULT_TIMEOUT: 'execution.default_timeout', STOA_MAX_TIMEOUT: 'execution.max_timeout' } as const;
+export const EXECUTION_ENV = {
+  STOA_DEFAULT_TIMEOUT: 'execution.default_timeout',
+  STOA_MAX_TIMEOUT: 'execution.max_timeout',
+  STOA_EXECUTION_MODE: 'execution.mode',
+  PARALLEL_EXECUTE_MAX_CONCURRENCY: 'execution.parallel_max_concurrency',
+} as const;
 
 /** Guards the relation between the two timeouts. */
 export function checkTimeouts(c: ExecutionConfig): string | undefined {
   return c.default_timeout > c.max_timeout ? `execution.default_timeout (${c.default_timeout}) exceeds execution.max_timeout (${c.max_timeout})` : undefined;
 }
 
-export const positiveTimeout = positiveInt;

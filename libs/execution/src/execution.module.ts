@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { BatchRunner } from './batch-runner';
 import { EXECUTION_SETTINGS, ExecutionService, type ExecutionSettings } from './execution.service';
 
 /** The execute pipeline; needs SessionModule in the app. */
@@ -8,8 +9,8 @@ export class ExecutionModule {
     return {
       module: ExecutionModule,
       global: true,
-      providers: [{ provide: EXECUTION_SETTINGS, useValue: settings }, ExecutionService],
-      exports: [ExecutionService],
+      providers: [{ provide: EXECUTION_SETTINGS, useValue: settings }, ExecutionService, BatchRunner],
+      exports: [ExecutionService, BatchRunner],
     };
   }
 }

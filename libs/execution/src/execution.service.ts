@@ -1,13 +1,17 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InvalidInputError, type Principal } from '@stoa/core';
-import { describeExit, ExecutionOutcome, type KernelExecution } from '@stoa/kernel';
-import { SessionService, type SessionRuntime } from '@stoa/sessions';
+import { JobService, JobStatus } from '@stoa/jobs';
+import type { KernelExecution } from '@stoa/kernel';
+import { SessionService, SessionStatus, type SessionRuntime } from '@stoa/sessions';
 import { MAX_CAPTURE_CHARS } from './execution.config';
-import type { ExecuteInput, ExecuteOrigin, ExecuteResult } from './execution.types';
-import { truncateStderr, truncateStdout } from './truncation';
+import type { ExecuteInput, ExecuteOrigin, ExecuteResult, JobHandle } from './execution.types';
+import { emptyResult, FAILED, shapeResult } from './result-shape';
 
 /** What the execution service needs from config. */
 export interface ExecutionSettings {
+  serverName: string;
+  mode: 'sync' | 'async_only' | 'adaptive';
+  promotionThresholdS: number;
   defaultTimeoutS: number;
   maxTimeoutS: number;
   truncationThreshold: number;
@@ -15,9 +19,7 @@ export interface ExecutionSettings {
 }
 export const EXECUTION_SETTINGS = Symbol('EXECUTION_SETTINGS');
 
-const FAILED = 'Kernel execution failed';
-
-/** The execute pipeline: resolve session → validate → run in the kernel → shape → truncate. */
+/** The execute pipeline: resolve session → validate → run in the kernel (inline, as a job, or promoted) → shape. */
 @Injectable()
 export class ExecutionService {
   private readonly logger = new Logger(ExecutionService.name);
@@ -25,6 +27,7 @@ export class ExecutionService {
   constructor(
     @Inject(EXECUTION_SETTINGS) private readonly settings: ExecutionSettings,
     private readonly sessions: SessionService,
+    @Optional() private readonly jobs?: JobService,
   ) {}
 
   /** Picks the session for an execute call: explicit id, the legacy MCP session, or a new one. */
@@ -41,88 +44,139 @@ export class ExecutionService {
   }
 
   /** Runs `input.code`; failures of the code are results (`success: false`), not exceptions. */
-  async execute(principal: Principal, input: ExecuteInput, origin: ExecuteOrigin = {}): Promise<ExecuteResult> {
+  async execute(principal: Principal, input: ExecuteInput, origin: ExecuteOrigin = {}): Promise<ExecuteResult | JobHandle> {
     const timeoutS = this.clampTimeout(input.timeout);
+    const description = input.description ?? '';
     if (!input.code || !input.code.trim()) {
       // Validation failure is a normal result (reference §1.2); no session is created for it.
       const sessionId = input.execution_session_id ? (await this.sessions.get(principal, input.execution_session_id)).record.id : undefined;
-      return { ...emptyResult(), description: input.description ?? '', stderr: 'Code cannot be empty', error: 'Code cannot be empty', session_id: sessionId };
+      return { ...emptyResult(), description, stderr: 'Code cannot be empty', error: 'Code cannot be empty', session_id: sessionId };
     }
     const runtime = await this.resolveSession(principal, input, origin);
-    const base = { description: input.description ?? '', session_id: runtime.record.id };
+    const base = { description, session_id: runtime.record.id };
+    if (runtime.busyJob) return { ...emptyResult(), ...base, stderr: `Session busy — job ${runtime.busyJob} is still running` };
     this.sessions.touch(runtime);
-    return runtime.lock.runExclusive(async () => {
+    const mode = this.jobs ? this.settings.mode : 'sync';
+    if (mode === 'async_only') return this.startJob(runtime, input.code, timeoutS, description, origin);
+    const sofar = { stdout: '', stderr: '' };
+    let jobId: string | undefined;
+    const run = runtime.lock.runExclusive(async () => {
       const { kernel } = await this.sessions.kernelFor(runtime);
-      const run = await kernel.execute(input.code, {
+      return kernel.execute(input.code, {
         timeoutMs: timeoutS * 1000,
         graceMs: this.settings.interruptGraceMs,
         captureChars: this.captureChars(),
-        onOutput: origin.onOutput,
+        onOutput: (stream, text) => {
+          origin.onOutput?.(stream, text);
+          if (jobId) this.jobs?.appendOutput(jobId, stream, text);
+          else if (mode === 'adaptive' && sofar[stream].length < 1_000_000) sofar[stream] += text;
+        },
       });
-      this.sessions.touch(runtime);
-      return { ...this.shape(run, timeoutS), ...base };
     });
-  }
-
-  private clampTimeout(timeout: number | undefined): number {
-    if (timeout === undefined || timeout === null) return Math.min(this.settings.defaultTimeoutS, this.settings.maxTimeoutS);
-    if (!(timeout > 0)) throw new InvalidInputError('Timeout must be greater than 0 seconds.');
-    return Math.min(timeout, this.settings.maxTimeoutS);
-  }
-
-  private captureChars(): number {
-    return this.settings.truncationThreshold > 0 ? this.settings.truncationThreshold : MAX_CAPTURE_CHARS;
-  }
-
-  private shape(run: KernelExecution, timeoutS: number): Omit<ExecuteResult, 'description' | 'session_id'> {
-    const limit = this.captureChars();
-    const stdout = truncateStdout(run.stdout, limit);
-    let stderr = truncateStderr(run.stderr, limit);
-    const result = { ...emptyResult(), stdout, stderr, execution_time: round3(run.durationMs / 1000), tool_calls: run.toolCalls };
-    switch (run.outcome) {
-      case ExecutionOutcome.completed:
-        return { ...result, success: !run.raised, error: run.raised ? FAILED : null };
-      case ExecutionOutcome.interrupted:
-        return {
-          ...result,
-          stderr: `Execution timeout after ${timeoutS}s. The code was interrupted; the session and variables defined before the interrupt are kept.`,
-          error: FAILED,
-        };
-      case ExecutionOutcome.killed:
-        return {
-          ...result,
-          stderr:
-            `Execution timeout after ${timeoutS}s. The kernel did not respond to the interrupt within ` +
-            `${this.settings.interruptGraceMs / 1000}s, so it was killed and restarted: all session state (variables, imports) was lost. ` +
-            'The next call runs in a fresh kernel in the same session.',
-          error: FAILED,
-          kernel_restarted: true,
-        };
-      case ExecutionOutcome.died: {
-        const how = run.exit ? describeExit(run.exit.code, run.exit.signal) : 'unknown cause';
-        const hint = run.exit?.signal === 'SIGKILL' ? ' (SIGKILL usually means it ran out of memory)' : '';
-        stderr += `${stderr && !stderr.endsWith('\n') ? '\n' : ''}The kernel process died while running this code (${how}${hint}). All session state (variables, imports) was lost; the next call starts a fresh kernel in the same session.`;
-        this.logger.warn({ exit: run.exit }, 'kernel died during execution');
-        return { ...result, stderr, error: FAILED, kernel_restarted: true };
-      }
+    if (mode === 'adaptive' && !(await settlesWithin(run, this.settings.promotionThresholdS * 1000))) {
+      const job = await (this.jobs as JobService).startBackground(principal.id, runtime.record.id, description, true, sofar);
+      jobId = job.id;
+      runtime.busyJob = job.id;
+      void this.finishJob(runtime, job.id, run, timeoutS);
+      return this.handle(job.id, runtime, description, true);
     }
+    const result = await run;
+    this.sessions.touch(runtime);
+    return { ...shapeResult(result, timeoutS, this.captureChars(), this.settings.interruptGraceMs), ...base };
   }
 
   /** Namespace summary for `inspect_session`; `busy` when an execution holds the session. */
   async inspect(runtime: SessionRuntime): Promise<{ busy: boolean; namespace: Record<string, { type: string; repr: string }> }> {
-    if (runtime.lock.pending > 0) return { busy: true, namespace: {} };
+    if (runtime.busyJob || runtime.lock.pending > 0) return { busy: true, namespace: {} };
     return runtime.lock.runExclusive(async () => {
       const kernel = runtime.kernel;
       if (!kernel?.alive) return { busy: false, namespace: {} };
       return { busy: false, namespace: (await kernel.inspect(10_000)) ?? {} };
     });
   }
+
+  /** Characters kept per stream (the truncation threshold, or a hard cap when truncation is off). */
+  captureChars(): number {
+    return this.settings.truncationThreshold > 0 ? this.settings.truncationThreshold : MAX_CAPTURE_CHARS;
+  }
+
+  /** Timeout rules of the reference: > 0, clamped to max_timeout. */
+  clampTimeout(timeout: number | undefined, fallback = this.settings.defaultTimeoutS): number {
+    if (timeout === undefined || timeout === null) return Math.min(fallback, this.settings.maxTimeoutS);
+    if (!(timeout > 0)) throw new InvalidInputError('Timeout must be greater than 0 seconds.');
+    return Math.min(timeout, this.settings.maxTimeoutS);
+  }
+
+  private async startJob(runtime: SessionRuntime, code: string, timeoutS: number, description: string, origin: ExecuteOrigin): Promise<JobHandle> {
+    const jobs = this.jobs as JobService;
+    const job = await jobs.startBackground(runtime.record.owner, runtime.record.id, description, false);
+    runtime.busyJob = job.id;
+    const run = runtime.lock.runExclusive(async () => {
+      const { kernel } = await this.sessions.kernelFor(runtime);
+      return kernel.execute(code, {
+        timeoutMs: timeoutS * 1000,
+        graceMs: this.settings.interruptGraceMs,
+        captureChars: this.captureChars(),
+        onOutput: (stream, text) => {
+          origin.onOutput?.(stream, text);
+          jobs.appendOutput(job.id, stream, text);
+        },
+      });
+    });
+    void this.finishJob(runtime, job.id, run, timeoutS);
+    return this.handle(job.id, runtime, description, false);
+  }
+
+  private async finishJob(runtime: SessionRuntime, jobId: string, run: Promise<KernelExecution>, timeoutS: number): Promise<void> {
+    const jobs = this.jobs as JobService;
+    try {
+      const result = await run;
+      const shaped = shapeResult(result, timeoutS, this.captureChars(), this.settings.interruptGraceMs);
+      const closed = runtime.record.status !== SessionStatus.active;
+      const error = closed ? `Session ${runtime.record.id} was closed while job ${jobId} was running` : jobError(shaped);
+      await jobs.finish(jobId, { status: shaped.success && !closed ? JobStatus.completed : JobStatus.failed, error, result: { ...shaped, session_id: runtime.record.id } });
+    } catch (err) {
+      await jobs.finish(jobId, { status: JobStatus.failed, error: `Background job failed: ${(err as Error).message}` }).catch(() => undefined);
+    } finally {
+      if (runtime.busyJob === jobId) runtime.busyJob = undefined;
+      this.sessions.touch(runtime);
+    }
+  }
+
+  private handle(jobId: string, runtime: SessionRuntime, description: string, promoted: boolean): JobHandle {
+    const poll = `${this.settings.serverName}_check_job`;
+    const message = promoted
+      ? `Execution exceeded ${this.settings.promotionThresholdS}s and was promoted to background. Poll with ${poll}(job_id='${jobId}').`
+      : `Code submitted for background execution. Poll with ${poll}(job_id='${jobId}').`;
+    return {
+      job_id: jobId,
+      status: 'running',
+      session_id: runtime.record.id,
+      ...(promoted ? { promoted: true } : {}),
+      ...(description ? { description } : {}),
+      poll_tool: poll,
+      message,
+    };
+  }
 }
 
-function emptyResult(): Omit<ExecuteResult, 'description'> {
-  return { stdout: '', stderr: '', execution_time: 0, success: false, error: FAILED, tool_calls: [], artifacts: [] };
+/** A failed job's `error`: the timeout or kernel-death sentence, else the reference's generic text. */
+function jobError(r: { success: boolean; stderr: string; kernel_restarted?: boolean }): string | null {
+  if (r.success) return null;
+  if (r.stderr.startsWith('Execution timeout after')) return r.stderr.slice(0, r.stderr.indexOf('.') + 1) || r.stderr;
+  if (r.kernel_restarted) return r.stderr.slice(r.stderr.lastIndexOf('The kernel process died'));
+  return FAILED;
 }
 
-function round3(n: number): number {
-  return Math.round(n * 1000) / 1000;
+/** Resolves true when `p` settles within `ms`. */
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([p.then(() => true, () => true), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
+
+export { FAILED };

@@ -30,3 +30,14 @@ export interface ExecuteResult {
   kernel_restarted?: boolean;
   displays?: never[];
 }
+
+/** The reference's job handle (async_only, or adaptive promotion). */
+export interface JobHandle {
+  job_id: string;
+  status: 'running';
+  session_id: string;
+  promoted?: true;
+  description?: string;
+  poll_tool: string;
+  message: string;
+}

@@ -7,4 +7,8 @@ export { ExecutionModule } from './execution.module';
 /** Output truncation (reference §1.2.1). */
 export { truncateStderr, truncateStdout } from './truncation';
 /** Wire types of the execute tool. */
-export type { ExecuteInput, ExecuteOrigin, ExecuteResult } from './execution.types';
+export type { ExecuteInput, ExecuteOrigin, ExecuteResult, JobHandle } from './execution.types';
+/** Result shaping shared by inline runs, jobs and batch items. */
+export { emptyResult, FAILED, shapeResult } from './result-shape';
+/** Parallel batch items: validation and isolated runs. */
+export { BatchRunner, batchItemCodes, isPyIdentifier, type BatchItem, type BatchItemOutcome } from './batch-runner';

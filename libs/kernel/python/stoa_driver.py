@@ -176,6 +176,20 @@ class Driver(object):
         except Exception as exc:  # reported to the host, which fails the session start
             return False, "%s: %s" % (type(exc).__name__, exc)
 
+    def capture(self, name):
+        """A batch item's result variable: JSON if it serialises, else its repr, else missing."""
+        if not name or name not in self.namespace:
+            return {"kind": "missing"}
+        value = self.namespace[name]
+        try:
+            return {"kind": "json", "value": json.loads(json.dumps(value))}
+        except (TypeError, ValueError, OverflowError):
+            pass
+        try:
+            return {"kind": "repr", "value": repr(value)}
+        except Exception as exc:
+            return {"kind": "repr", "value": "<repr failed: %s>" % type(exc).__name__}
+
     def inspect(self):
         """Public names of the namespace with type and clipped repr (user reprs may be interrupted)."""
         global _in_user_code
@@ -240,6 +254,10 @@ class Driver(object):
                 ok, error = self.install_tools(command.get("tools", []))
                 self.flush_streams(command["nonce"])
                 self.send({"type": "result", "id": command["id"], "ok": ok, "error": error, "displays": []})
+            elif op == "capture":
+                value = self.capture(command.get("name", ""))
+                self.flush_streams(command["nonce"])
+                self.send({"type": "result", "id": command["id"], "ok": True, "value": value, "displays": []})
             elif op == "inspect":
                 value = self.inspect()
                 self.flush_streams(command["nonce"])

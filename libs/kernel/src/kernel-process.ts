@@ -124,7 +124,14 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     }
   }
 
-  async execute(code: string, opts: ExecuteOptions, op: 'exec' | 'inspect' | 'install_tools' = 'exec', extra: Record<string, unknown> = {}): Promise<KernelExecution> {
+  /** The value of a namespace variable: JSON when it serialises, else its repr; undefined when missing. */
+  async capture(name: string, timeoutMs: number): Promise<{ kind: 'json' | 'repr'; value: unknown } | undefined> {
+    const r = await this.execute('', { timeoutMs, graceMs: 1000, captureChars: 1000 }, 'capture', { name });
+    const v = r.value as { kind: string; value?: unknown } | undefined;
+    return r.outcome === ExecutionOutcome.completed && v && v.kind !== 'missing' ? (v as { kind: 'json' | 'repr'; value: unknown }) : undefined;
+  }
+
+  async execute(code: string, opts: ExecuteOptions, op: 'exec' | 'inspect' | 'install_tools' | 'capture' = 'exec', extra: Record<string, unknown> = {}): Promise<KernelExecution> {
     if (this.exited) throw new KernelDeadError('The kernel has exited; start a new one.');
     if (this.pending) throw new KernelDeadError('The kernel is already executing.');
     const started = performance.now();

@@ -29,6 +29,8 @@ export interface SessionRuntime {
   lostState?: string;
   /** Serialises executions in this session. */
   readonly lock: Mutex;
+  /** A background job currently running in this session (others get the busy error). */
+  busyJob?: string;
 }
 
 const TOUCH_DB_EVERY_MS = 10_000;

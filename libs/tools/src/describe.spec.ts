@@ -2,7 +2,8 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { catalogJson, pyRepr, toolCatalogueText } from './describe';
+import { pyRepr } from '@stoa/core';
+import { catalogJson, toolCatalogueText } from './describe';
 import { buildCatalog } from './manifest';
 import { discoverSkills } from './skills';
 

@@ -1,16 +1,5 @@
+import { pyRepr } from '@stoa/core';
 import type { DomainCatalog, ParameterSpec, ToolDef } from './tools.types';
-
-/** Python `repr` of a JSON-ish default value (for signatures shown to agents). */
-export function pyRepr(v: unknown): string {
-  if (v === null || v === undefined) return 'None';
-  if (v === true) return 'True';
-  if (v === false) return 'False';
-  if (typeof v === 'number') return String(v);
-  if (typeof v === 'string') return `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n')}'`;
-  if (Array.isArray(v)) return `[${v.map(pyRepr).join(', ')}]`;
-  if (typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${pyRepr(k)}: ${pyRepr(x)}`).join(', ')}}`;
-  return JSON.stringify(v);
-}
 
 const shortType = (t: string): string => t.split(/[.:]/).pop() ?? t;
 

@@ -11,4 +11,4 @@ export { ToolSearch, toolAffordances, type SearchCategory, type SearchHit } from
 /** State graph planner. */
 export { StateGraph, type Bridge, type ToolSummary } from './planner';
 /** Agent-facing text and the /catalog document. */
-export { catalogJson, pyRepr, toolCatalogueText } from './describe';
+export { catalogJson, toolCatalogueText } from './describe';

@@ -1,0 +1,43 @@
+import { join } from 'node:path';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { BatchRunner } from '@stoa/execution';
+import { JobService, JobStatus } from '@stoa/jobs';
+import type { ExecutorSettings } from './executor.config';
+import { EXECUTOR_SETTINGS } from './executor.tokens';
+
+/** Data carried by a queued batch item (everything another replica needs to run it). */
+export interface BatchItemData {
+  owner: string;
+  sessionId: string;
+  code: string;
+  timeoutS: number;
+  resultVariable: string;
+}
+
+/** Job processor: runs this server's batch items on this replica, from whichever replica queued them. */
+@Injectable()
+export class BatchProcessor implements OnApplicationBootstrap {
+  private readonly logger = new Logger(BatchProcessor.name);
+
+  constructor(
+    private readonly jobs: JobService,
+    private readonly runner: BatchRunner,
+    @Inject(EXECUTOR_SETTINGS) private readonly settings: ExecutorSettings,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.jobs.processBatchItems((jobId, data, signal) => this.run(jobId, data as unknown as BatchItemData, signal));
+  }
+
+  private async run(jobId: string, item: BatchItemData, signal: AbortSignal): Promise<void> {
+    if (!(await this.jobs.claim(jobId))) return; // cancelled or finished elsewhere
+    this.jobs.trackOutput(jobId);
+    try {
+      const out = await this.runner.run({ jobId, ...item }, join(this.settings.dataDir, 'items'), signal, (stream, text) => this.jobs.appendOutput(jobId, stream, text));
+      await this.jobs.finish(jobId, { status: out.status, result: out.result as unknown as Record<string, unknown>, payload: out.payload, error: out.error });
+    } catch (err) {
+      this.logger.warn({ jobId, err: (err as Error).message }, 'batch item failed');
+      await this.jobs.finish(jobId, { status: signal.aborted ? JobStatus.cancelled : JobStatus.failed, error: signal.aborted ? 'cancelled' : `Batch item failed: ${(err as Error).message}` });
+    }
+  }
+}

@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import type { Principal } from '@stoa/core';
+import { batchItemCodes, type ExecutionService } from '@stoa/execution';
+import { isTerminal, JobStatus, type JobRecord, type JobService } from '@stoa/jobs';
+import { defineTool, type ToolDefinition } from '@stoa/mcp';
+import type { SessionService } from '@stoa/sessions';
+import type { BatchItemData } from '../batch.processor';
+
+const secs = (ms: number): number => Math.round(ms) / 1000;
+
+function elapsed(job: JobRecord): number {
+  const start = job.startedAt ?? job.createdAt;
+  return secs((job.completedAt ?? Date.now()) - start);
+}
+
+/** `{name}_check_job` payload (reference §1.3); queued items report `running` as the reference does. */
+export function checkJobPayload(job: JobRecord): Record<string, unknown> {
+  const terminal = isTerminal(job.status);
+  const out: Record<string, unknown> = {
+    job_id: job.id,
+    session_id: job.sessionId,
+    status: job.status === JobStatus.queued ? JobStatus.running : job.status,
+    elapsed_seconds: elapsed(job),
+    stdout: job.stdout,
+    stderr: job.stderr,
+  };
+  if (job.promoted) out.promoted = true;
+  if (terminal) {
+    out.success = job.status === JobStatus.completed;
+    if (job.error) out.error = job.error;
+    const calls = (job.result as { tool_calls?: unknown[] } | null)?.tool_calls;
+    if (calls?.length) out.tool_calls = calls;
+  }
+  return out;
+}
+
+/** `{name}_check_batch` payload (reference §5.4), readable until retention ends. */
+export function batchPayload(batchId: string, parentSessionId: string, resultVariable: string, jobs: JobRecord[], forcePartial = false): Record<string, unknown> {
+  const running = jobs.filter((j) => !isTerminal(j.status)).length;
+  const failed = jobs.filter((j) => j.status === JobStatus.failed || j.status === JobStatus.cancelled).length;
+  const completed = jobs.filter((j) => j.status === JobStatus.completed).length;
+  const status = running ? 'running' : failed || forcePartial ? 'partial_failure' : 'completed';
+  return {
+    batch_id: batchId,
+    parent_session_id: parentSessionId,
+    status,
+    completed,
+    running,
+    failed,
+    jobs: jobs.map((j) => {
+      const item: Record<string, unknown> = { job_id: j.id, session_id: j.sessionId, status: j.status === JobStatus.queued ? JobStatus.running : j.status, input_index: j.inputIndex };
+      if (!isTerminal(j.status)) return { ...item, elapsed_seconds: j.startedAt ? elapsed(j) : 0 };
+      return { ...item, result_variable: resultVariable, result: j.payload ?? null, ...(j.result ? { execution: j.result } : {}), ...(j.error && !j.result ? { error: j.error } : {}) };
+    }),
+  };
+}
+
+/** check_job and the three parallel tools. */
+export function jobTools(name: string, jobs: JobService, sessions: SessionService, execution: ExecutionService, maxTimeout: number): ToolDefinition[] {
+  const batchView = async (principal: Principal, batchId: string, forcePartial = false) => {
+    const { batch, jobs: items } = await jobs.getBatch(principal, batchId);
+    return batchPayload(batch.id, batch.parentSessionId, batch.resultVariable, items, forcePartial);
+  };
+  const idArg = (what: string) => z.object({ [`${what}_id`]: z.string().describe(`The ${what}_id returned earlier`) });
+  return [
+    defineTool({
+      name: `${name}_check_job`,
+      description: `Check a background job of ${name}: jobs come from execute_${name}_code in async_only mode or from a long run promoted to the background (adaptive mode). Returns status, elapsed_seconds and stdout/stderr so far; when finished also success, error and tool_calls. Finished jobs stay readable for the retention period.`,
+      input: idArg('job') as z.ZodObject<{ job_id: z.ZodString }>,
+      annotations: { readOnlyHint: true },
+      handler: async ({ job_id }, ctx) => checkJobPayload(await jobs.getJob(ctx.principal, job_id)),
+    }),
+    defineTool({
+      name: `${name}_parallel_execute`,
+      description:
+        'Execute the same code template across multiple input dictionaries in parallel. Each input\'s keys become Python variables ' +
+        `(e.g. {"n": 3} runs "n = 3" before your code) and each item runs in a fresh kernel on any replica; the value of result_variable is collected. ` +
+        `Returns a batch_id: poll ${name}_check_batch, stop with ${name}_cancel_batch. Timeout is per item (clamped to ${maxTimeout}s).`,
+      input: z.object({
+        code: z.string().describe('Code template run once per input'),
+        inputs: z.array(z.record(z.string(), z.unknown())).describe('Non-empty list of dicts; keys must be Python identifiers'),
+        timeout: z.number().int().default(3600).describe('Seconds per item'),
+        result_variable: z.string().default('result').describe('Variable collected from each item (empty: none)'),
+      }),
+      handler: async ({ code, inputs, timeout, result_variable }, ctx) => {
+        const timeoutS = execution.clampTimeout(timeout, 3600);
+        const codes = batchItemCodes(code, inputs, result_variable);
+        const parent = await execution.resolveSession(ctx.principal, { code: '' }, { transportSessionId: ctx.transportSessionId });
+        const items = codes.map((itemCode) => {
+          const sessionId = sessions.ids.mint();
+          const data: BatchItemData = { owner: ctx.principal.id, sessionId, code: itemCode, timeoutS, resultVariable: result_variable };
+          return { sessionId, data: data as unknown as Record<string, unknown> };
+        });
+        const { batch, jobs: created } = await jobs.createBatch(ctx.principal.id, parent.record.id, result_variable, items);
+        return { batch_id: batch.id, jobs: created.map((j) => ({ job_id: j.id, session_id: j.sessionId, status: 'running', input_index: j.inputIndex })) };
+      },
+    }),
+    defineTool({
+      name: `${name}_check_batch`,
+      description: 'Check aggregate status and available results for a parallel batch',
+      input: idArg('batch') as z.ZodObject<{ batch_id: z.ZodString }>,
+      annotations: { readOnlyHint: true },
+      handler: ({ batch_id }, ctx) => batchView(ctx.principal, batch_id),
+    }),
+    defineTool({
+      name: `${name}_cancel_batch`,
+      description: 'Cancel all running jobs in a parallel batch and clean up child sessions',
+      input: idArg('batch') as z.ZodObject<{ batch_id: z.ZodString }>,
+      annotations: { destructiveHint: true, idempotentHint: true },
+      handler: async ({ batch_id }, ctx) => {
+        await jobs.cancelBatch(ctx.principal, batch_id);
+        return batchView(ctx.principal, batch_id, true);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,78 @@
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Inject, Injectable } from '@nestjs/common';
+import { InvalidInputError, pyRepr } from '@stoa/core';
+import { JobStatus } from '@stoa/jobs';
+import { KernelService } from '@stoa/kernel';
+import { EXECUTION_SETTINGS, ExecutionService, type ExecutionSettings } from './execution.service';
+import type { ExecuteResult } from './execution.types';
+import { shapeResult } from './result-shape';
+
+const PY_KEYWORDS = new Set('False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield'.split(' '));
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** A non-keyword Python identifier. */
+export function isPyIdentifier(name: string): boolean {
+  return IDENT.test(name) && !PY_KEYWORDS.has(name);
+}
+
+/** Validates parallel_execute inputs (reference §5.1) and returns each item's code. */
+export function batchItemCodes(code: string, inputs: unknown, resultVariable: string): string[] {
+  if (!Array.isArray(inputs) || !inputs.length) throw new InvalidInputError("'inputs' must be a non-empty list of dictionaries");
+  if (!inputs.every((i) => i && typeof i === 'object' && !Array.isArray(i))) throw new InvalidInputError("Every entry in 'inputs' must be a dictionary");
+  if (resultVariable && !isPyIdentifier(resultVariable)) throw new InvalidInputError("'result_variable' must be a valid Python identifier");
+  return (inputs as Record<string, unknown>[]).map((input, i) => {
+    const lines = Object.entries(input).map(([key, value]) => {
+      if (!isPyIdentifier(key)) throw new InvalidInputError(`Invalid inputs[${i}]: Invalid input key '${key}'. Keys must be valid Python identifiers and not reserved keywords.`);
+      return `${key} = ${pyRepr(value)}`;
+    });
+    return `${lines.join('\n')}\n\n${code}`;
+  });
+}
+
+/** One batch item to run. */
+export interface BatchItem {
+  jobId: string;
+  owner: string;
+  sessionId: string;
+  code: string;
+  timeoutS: number;
+  resultVariable: string;
+}
+
+export interface BatchItemOutcome {
+  status: JobStatus;
+  result: ExecuteResult;
+  payload: unknown;
+  error: string | null;
+}
+
+/** Runs batch items in fresh kernels (any replica): execute, capture the result variable, clean up. */
+@Injectable()
+export class BatchRunner {
+  constructor(
+    @Inject(EXECUTION_SETTINGS) private readonly settings: ExecutionSettings,
+    private readonly kernels: KernelService,
+    private readonly execution: ExecutionService,
+  ) {}
+
+  async run(item: BatchItem, itemsDir: string, signal: AbortSignal, onOutput: (stream: 'stdout' | 'stderr', text: string) => void): Promise<BatchItemOutcome> {
+    const base = join(itemsDir, item.jobId);
+    const [work, outputs] = [join(base, 'work'), join(base, 'outputs')];
+    await Promise.all([mkdir(work, { recursive: true }), mkdir(outputs, { recursive: true })]);
+    const kernel = await this.kernels.start({ cwd: work, label: item.jobId, env: { AGORA_OUTPUT_DIR: outputs, USER_IDENTITY: item.owner, STOA_SESSION_ID: item.sessionId } });
+    const stop = () => kernel.kill();
+    signal.addEventListener('abort', stop);
+    try {
+      const run = await kernel.execute(item.code, { timeoutMs: item.timeoutS * 1000, graceMs: this.settings.interruptGraceMs, captureChars: this.execution.captureChars(), onOutput });
+      const shaped = { ...shapeResult(run, item.timeoutS, this.execution.captureChars(), this.settings.interruptGraceMs), description: '', session_id: item.sessionId };
+      if (signal.aborted) return { status: JobStatus.cancelled, result: shaped, payload: null, error: 'cancelled' };
+      const captured = shaped.success && item.resultVariable ? await kernel.capture(item.resultVariable, 10_000) : undefined;
+      return { status: shaped.success ? JobStatus.completed : JobStatus.failed, result: shaped, payload: captured?.value ?? null, error: shaped.success ? null : shaped.error };
+    } finally {
+      signal.removeEventListener('abort', stop);
+      await kernel.close();
+      await rm(base, { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,55 @@
+import type { JobProcessor, JobQueue } from './queue.port';
+
+interface Lane {
+  concurrency: number;
+  processor: JobProcessor;
+  running: number;
+  waiting: { jobId: string; data: Record<string, unknown> }[];
+}
+
+/** Single-process backend: a FIFO per queue with a concurrency limit (0 = unlimited). */
+export class InProcessJobQueue implements JobQueue {
+  readonly backend = 'in-process' as const;
+  private readonly lanes = new Map<string, Lane>();
+  private readonly active = new Map<string, AbortController>();
+
+  process(queue: string, concurrency: number, processor: JobProcessor): Promise<void> {
+    this.lanes.set(queue, { concurrency, processor, running: 0, waiting: [] });
+    return Promise.resolve();
+  }
+
+  enqueue(queue: string, jobId: string, data: Record<string, unknown>): Promise<void> {
+    const lane = this.lanes.get(queue);
+    if (!lane) return Promise.reject(new Error(`no processor for queue ${queue}`));
+    lane.waiting.push({ jobId, data });
+    this.pump(lane);
+    return Promise.resolve();
+  }
+
+  cancel(queue: string, jobId: string): Promise<void> {
+    const lane = this.lanes.get(queue);
+    if (lane) lane.waiting = lane.waiting.filter((w) => w.jobId !== jobId);
+    this.active.get(jobId)?.abort();
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    for (const ac of this.active.values()) ac.abort();
+    for (const lane of this.lanes.values()) lane.waiting = [];
+    return Promise.resolve();
+  }
+
+  private pump(lane: Lane): void {
+    while (lane.waiting.length && (lane.concurrency <= 0 || lane.running < lane.concurrency)) {
+      const next = lane.waiting.shift() as { jobId: string; data: Record<string, unknown> };
+      const ac = new AbortController();
+      this.active.set(next.jobId, ac);
+      lane.running++;
+      void lane.processor(next.jobId, next.data, ac.signal).catch(() => undefined).finally(() => {
+        lane.running--;
+        this.active.delete(next.jobId);
+        this.pump(lane);
+      });
+    }
+  }
+}

@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import { nonNegative } from '@stoa/config';
+
+/** `jobs:` in a server YAML. */
+export const jobsConfigSchema = z
+  .object({
+    /** Redis for BullMQ (REDIS_URL); unset → in-process jobs (single replica). */
+    redis_url: z.string().optional(),
+    /** Terminal jobs and batches stay readable this long. */
+    retention_hours: nonNegative.default(24),
+    /** A replica that stops renewing its lock for this long loses its item to another replica. */
+    lock_duration_seconds: nonNegative.default(30),
+    stalled_interval_seconds: nonNegative.default(30),
+  })
+  .prefault({});
+export type JobsConfig = z.output<typeof jobsConfigSchema>;
+
+/** Env overrides for {@link jobsConfigSchema}. */
+export const JOBS_ENV = { REDIS_URL: 'jobs.redis_url' } as const;

@@ -1,0 +1,95 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { In, LessThan, type Repository } from 'typeorm';
+import { BatchEntity, JobEntity } from './job.entity';
+import { JobStatus, type BatchRecord, type JobRecord } from './job.types';
+
+/** Filters for admin listings. */
+export interface JobFilter {
+  owner?: string;
+  status?: JobStatus;
+  batchId?: string;
+}
+
+/** The only code touching the `jobs` and `batches` tables. */
+@Injectable()
+export class JobRepository {
+  constructor(
+    @InjectRepository(JobEntity) private readonly jobs: Repository<JobEntity>,
+    @InjectRepository(BatchEntity) private readonly batches: Repository<BatchEntity>,
+  ) {}
+
+  async insertJobs(records: JobRecord[]): Promise<void> {
+    if (records.length) await this.jobs.insert(records.map(toJobEntity));
+  }
+
+  async updateJob(id: string, patch: Partial<JobRecord>): Promise<void> {
+    await this.jobs.update({ id }, toJobPatch(patch));
+  }
+
+  /** Updates only while the job is in one of `from` (compare-and-set across replicas); true when it changed. */
+  async transition(id: string, from: JobStatus[], patch: Partial<JobRecord>): Promise<boolean> {
+    const res = await this.jobs.update({ id, status: In(from) }, toJobPatch(patch));
+    return (res.affected ?? 0) > 0;
+  }
+
+  async findJob(id: string): Promise<JobRecord | undefined> {
+    const row = await this.jobs.findOneBy({ id });
+    return row ? toJobRecord(row) : undefined;
+  }
+
+  async listJobs(filter: JobFilter, limit = 500): Promise<JobRecord[]> {
+    const where = Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined));
+    const rows = await this.jobs.find({ where, order: { createdAt: 'ASC', inputIndex: 'ASC' }, take: limit });
+    return rows.map(toJobRecord);
+  }
+
+  /** Running or queued jobs this replica held when it stopped: they can never finish. */
+  async failOrphans(replica: string, message: string, at: number): Promise<number> {
+    const res = await this.jobs.update({ replica, status: In([JobStatus.running]) }, { status: JobStatus.failed, error: message, completedAt: at });
+    return res.affected ?? 0;
+  }
+
+  async purgeBefore(at: number): Promise<void> {
+    await this.jobs.delete({ completedAt: LessThan(at) });
+    await this.batches.delete({ createdAt: LessThan(at) });
+  }
+
+  async insertBatch(b: BatchRecord): Promise<void> {
+    await this.batches.insert(Object.assign(new BatchEntity(), b));
+  }
+
+  async findBatch(id: string): Promise<BatchRecord | undefined> {
+    return (await this.batches.findOneBy({ id })) ?? undefined;
+  }
+
+  async listBatches(owner?: string, limit = 200): Promise<BatchRecord[]> {
+    return this.batches.find({ where: owner ? { owner } : {}, order: { createdAt: 'DESC' }, take: limit });
+  }
+
+  async markBatchCancelled(id: string, at: number): Promise<void> {
+    await this.batches.update({ id }, { cancelledAt: at });
+  }
+}
+
+function toJobEntity(r: JobRecord): JobEntity {
+  return Object.assign(new JobEntity(), toJobPatch(r));
+}
+
+function toJobPatch(p: Partial<JobRecord>): Partial<JobEntity> {
+  const { result, payload, ...rest } = p;
+  const out: Partial<JobEntity> = { ...rest };
+  if (result !== undefined) out.result = result === null ? null : JSON.stringify(result);
+  if (payload !== undefined) out.payload = payload === null ? null : JSON.stringify(payload);
+  return out;
+}
+
+function toJobRecord(e: JobEntity): JobRecord {
+  return {
+    ...e,
+    kind: e.kind as JobRecord['kind'],
+    status: e.status as JobStatus,
+    result: e.result ? (JSON.parse(e.result) as Record<string, unknown>) : null,
+    payload: e.payload ? (JSON.parse(e.payload) as unknown) : null,
+  };
+}

@@ -1,0 +1,45 @@
+/** Job lifecycle states; `queued` only before a batch item starts. */
+export const JobStatus = { queued: 'queued', running: 'running', completed: 'completed', failed: 'failed', cancelled: 'cancelled' } as const;
+export type JobStatus = (typeof JobStatus)[keyof typeof JobStatus];
+
+export const JobKind = { background: 'background', batchItem: 'batch_item' } as const;
+export type JobKind = (typeof JobKind)[keyof typeof JobKind];
+
+/** A background job or a batch item, as stored. */
+export interface JobRecord {
+  id: string;
+  owner: string;
+  kind: JobKind;
+  sessionId: string;
+  batchId: string | null;
+  inputIndex: number | null;
+  status: JobStatus;
+  description: string;
+  replica: string | null;
+  createdAt: number;
+  startedAt: number | null;
+  completedAt: number | null;
+  stdout: string;
+  stderr: string;
+  error: string | null;
+  /** The execution result JSON (terminal only). */
+  result: Record<string, unknown> | null;
+  /** The captured result variable of a batch item (terminal only). */
+  payload: unknown;
+  promoted: boolean;
+}
+
+/** A parallel batch, as stored. */
+export interface BatchRecord {
+  id: string;
+  owner: string;
+  parentSessionId: string;
+  resultVariable: string;
+  total: number;
+  createdAt: number;
+  cancelledAt: number | null;
+}
+
+export function isTerminal(status: JobStatus): boolean {
+  return status === JobStatus.completed || status === JobStatus.failed || status === JobStatus.cancelled;
+}
