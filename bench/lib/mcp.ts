@@ -4,6 +4,8 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 export interface BenchClient {
   /** Calls a tool; throws on a protocol error or an `isError` result; returns the text content. */
   call: (tool: string, args: Record<string, unknown>) => Promise<string>;
+  /** `tools/list` as the client sees it (all pages aggregated). */
+  listTools: () => Promise<Record<string, unknown>[]>;
   close: () => Promise<void>;
 }
 
@@ -23,6 +25,7 @@ export async function connect(mcpUrl: string, opts: ConnectOptions = {}): Promis
       if (r.isError) throw new Error(`${tool} failed: ${text}`);
       return text;
     },
+    listTools: async () => (await client.listTools()).tools,
     close: () => client.close(),
   };
 }

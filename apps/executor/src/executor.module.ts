@@ -11,6 +11,7 @@ import { SESSION_MIGRATIONS, SessionModule } from '@stoa/sessions';
 import { kernelToolSpecs } from '@stoa/tools';
 import type { KernelProcess } from '@stoa/kernel';
 import { AdminController, OpenApiDocument } from './admin.controller';
+import { AdminJobsController } from './admin-jobs.controller';
 import type { ExecutorSettings } from './executor.config';
 import { ExecutorMcpService } from './executor-mcp.service';
 import { EXECUTOR_SETTINGS } from './executor.tokens';
@@ -65,7 +66,7 @@ export class ExecutorModule {
           interruptGraceMs: c.execution.interrupt_grace_seconds * 1000,
         }),
       ],
-      controllers: [HealthController, McpController, AdminController, CatalogController],
+      controllers: [HealthController, McpController, AdminController, AdminJobsController, CatalogController],
       providers: [{ provide: EXECUTOR_SETTINGS, useValue: s }, ExecutorMcpService, OpenApiDocument, BatchProcessor],
     };
   }

@@ -28,6 +28,8 @@ export interface ExecuteResult {
   session_id?: string;
   /** Set when the kernel was replaced during this call and all state was lost. */
   kernel_restarted?: boolean;
+  /** Tool calls beyond the first 100 of this execution, counted per tool. */
+  tool_calls_omitted?: Record<string, number>;
   displays?: never[];
 }
 

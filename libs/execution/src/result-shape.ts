@@ -12,7 +12,8 @@ export function emptyResult(): Omit<ExecuteResult, 'description'> {
 export function shapeResult(run: KernelExecution, timeoutS: number, limit: number, graceMs: number): Omit<ExecuteResult, 'description' | 'session_id'> {
   const stdout = truncateStdout(run.stdout, limit);
   let stderr = truncateStderr(run.stderr, limit);
-  const result = { ...emptyResult(), stdout, stderr, execution_time: round3(run.durationMs / 1000), tool_calls: run.toolCalls };
+  const omitted = run.toolCallsDropped && Object.keys(run.toolCallsDropped).length ? { tool_calls_omitted: run.toolCallsDropped } : {};
+  const result = { ...emptyResult(), stdout, stderr, execution_time: round3(run.durationMs / 1000), tool_calls: run.toolCalls, ...omitted };
   switch (run.outcome) {
     case ExecutionOutcome.completed:
       return { ...result, success: !run.raised, error: run.raised ? FAILED : null };

@@ -6,6 +6,7 @@ import { JobStatus, type BatchRecord, type JobRecord } from './job.types';
 
 /** Filters for admin listings. */
 export interface JobFilter {
+  id?: string;
   owner?: string;
   status?: JobStatus;
   batchId?: string;

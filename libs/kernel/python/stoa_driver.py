@@ -247,9 +247,13 @@ class Driver(object):
                     self.tools.begin(command.get("policy"))
                 ok, error = self.run(command.get("code", ""))
                 self.flush_streams(command["nonce"])
-                calls = self.tools.trace.records if self.tools is not None else []
+                trace = self.tools.trace if self.tools is not None else None
                 self.send({"type": "result", "id": command["id"], "ok": ok, "error": error,
-                           "displays": self.displays.items, "tool_calls": calls})
+                           "displays": self.displays.items,
+                           "tool_calls": trace.records if trace else [],
+                           "tool_calls_dropped": trace.dropped if trace else {}})
+                if self.tools is not None:
+                    self.tools.end()
             elif op == "install_tools":
                 ok, error = self.install_tools(command.get("tools", []))
                 self.flush_streams(command["nonce"])

@@ -4,6 +4,7 @@ Each domain tool from the server's manifest becomes a function in the kernel nam
 manifest's signature and docstring. Calling it lazily imports the real implementation, times the call
 and records a trace entry for the execution that made it.
 """
+import fnmatch
 import importlib
 import inspect
 import json
@@ -13,13 +14,30 @@ MAX_TRACE_JSON = 4096
 BUILTIN_TYPES = {"str": str, "int": int, "float": float, "bool": bool, "dict": dict, "list": list}
 
 
+MAX_RECORDS = 100
+SCALARS = (int, float, bool, type(None))
+
+
 class Trace(object):
-    """Tool-call records of one execution; non-JSON values become stable refs <Type@N>."""
+    """Tool-call records of one execution (first MAX_RECORDS kept, the rest counted per tool);
+    non-JSON or large values become stable refs <Type@N>."""
 
     def __init__(self):
         self.records = []
+        self.dropped = {}
         self._refs = {}
         self._next = 1
+
+    def add(self, record):
+        if len(self.records) < MAX_RECORDS:
+            self.records.append(record)
+        else:
+            name = record["tool_name"]
+            self.dropped[name] = self.dropped.get(name, 0) + 1
+
+    @property
+    def full(self):
+        return len(self.records) >= MAX_RECORDS
 
     def ref(self, value):
         key = id(value)
@@ -29,6 +47,8 @@ class Trace(object):
         return self._refs[key][1]
 
     def safe(self, value):
+        if isinstance(value, SCALARS) or (isinstance(value, str) and len(value) <= 256):
+            return value
         try:
             if len(json.dumps(value)) > MAX_TRACE_JSON:
                 return self.ref(value)  # keep traces small: big values are named, not copied
@@ -90,6 +110,7 @@ def _import_error(tool, exc):
 def make_proxy(tool, runtime):
     name = tool["name"]
     signature = _signature(tool)
+    names = list(signature.parameters)
     cache = {}
 
     def proxy(*args, **kwargs):
@@ -100,28 +121,40 @@ def make_proxy(tool, runtime):
             except (ImportError, AttributeError) as exc:
                 raise _import_error(tool, exc)
             cache["impl"] = impl
-        denied = runtime.denied(name)
-        if denied:
-            raise PermissionError(denied)
+        if runtime.has_policy:
+            denied = runtime.denied(name)
+            if denied:
+                raise PermissionError(denied)
         trace = runtime.trace
-        try:
-            bound = signature.bind(*args, **kwargs)
-            snapshot = dict((k, trace.safe(v)) for k, v in bound.arguments.items())
-        except TypeError:
-            snapshot = {"args": trace.safe(list(args)), "kwargs": trace.safe(kwargs)}
+        if trace.full:  # past the record cap: run untraced, just count the call
+            trace.add({"tool_name": name})
+            return impl(*args, **kwargs)
+        snapshot = _snapshot(args, kwargs, trace)
         started = time.perf_counter()
         record = {"tool_name": name, "args": snapshot, "timestamp": time.time()}
         try:
             result = impl(*args, **kwargs)
         except BaseException as exc:
             record.update(result={}, success=False, error="%s: %s" % (type(exc).__name__, exc),
-                          duration_ms=round((time.perf_counter() - started) * 1000, 2))
-            trace.records.append(record)
+                          duration_ms=round((time.perf_counter() - started) * 1000, 3))
+            trace.add(record)
             raise
         record.update(result=trace.safe(result), success=True, error=None,
-                      duration_ms=round((time.perf_counter() - started) * 1000, 2))
-        trace.records.append(record)
+                      duration_ms=round((time.perf_counter() - started) * 1000, 3))
+        trace.add(record)
         return result
+
+    def _snapshot(call_args, call_kwargs, trace):
+        if len(call_args) <= len(names) and not (set(call_kwargs) - set(names)):
+            out = dict((k, trace.safe(v)) for k, v in zip(names, call_args))
+            for k, v in call_kwargs.items():
+                out[k] = trace.safe(v)
+            return out
+        try:
+            bound = signature.bind(*call_args, **call_kwargs)
+            return dict((k, trace.safe(v)) for k, v in bound.arguments.items())
+        except TypeError:
+            return {"args": trace.safe(list(call_args)), "kwargs": trace.safe(call_kwargs)}
 
     proxy.__name__ = name
     proxy.__qualname__ = name
@@ -151,15 +184,20 @@ class Runtime(object):
         self.trace = Trace()
         self.allowed = None
         self.blocked = ()
+        self.has_policy = False
 
     def begin(self, policy=None):
         self.trace = Trace()
         policy = policy or {}
         self.allowed = policy.get("allowed")
         self.blocked = policy.get("blocked") or ()
+        self.has_policy = self.allowed is not None or bool(self.blocked)
+
+    def end(self):
+        """Drops the finished execution's trace (and the objects its refs kept alive)."""
+        self.trace = Trace()
 
     def denied(self, name):
-        import fnmatch
         if any(fnmatch.fnmatchcase(name, pattern) for pattern in self.blocked):
             return "Tool function '%s' is blocked by this server's policy (blocked_functions)." % name
         if self.allowed is not None and not any(fnmatch.fnmatchcase(name, p) for p in self.allowed):

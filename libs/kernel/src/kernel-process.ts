@@ -17,6 +17,7 @@ interface DriverReply {
   pid?: number;
   error?: string | null;
   tool_calls?: ToolCallRecord[];
+  tool_calls_dropped?: Record<string, number>;
 }
 
 interface Pending {
@@ -184,6 +185,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
       value: pending.reply?.value,
       error: pending.reply?.error ?? undefined,
       toolCalls: pending.reply?.tool_calls ?? [],
+      toolCallsDropped: pending.reply?.tool_calls_dropped ?? {},
       durationMs: performance.now() - started,
       exit: outcome === ExecutionOutcome.died ? this.exited : undefined,
     };

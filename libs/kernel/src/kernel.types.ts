@@ -44,6 +44,8 @@ export interface KernelExecution {
   error?: string;
   /** Tool calls made by this execution (each record belongs to exactly this execution). */
   toolCalls: ToolCallRecord[];
+  /** Calls beyond the first 100, counted per tool (not traced in detail). */
+  toolCallsDropped?: Record<string, number>;
   durationMs: number;
   /** For `died`: how the process ended. */
   exit?: { code: number | null; signal: NodeJS.Signals | null };

@@ -19,16 +19,19 @@ export type SearchCategory = 'all' | 'tools' | 'skills';
 
 const STOP = new Set(['a', 'an', 'the', 'of', 'to', 'in', 'on', 'for', 'and', 'or', 'with', 'by', 'from', 'is', 'are', 'be', 'i', 'me', 'my', 'we', 'it', 'this', 'that', 'how', 'do', 'can', 'what', 'which', 'want', 'need', 'some', 'into', 'using', 'use', 'get']);
 
-/** Words, snake_case parts and whole identifiers; lowercased and stemmed, stop words dropped. */
+/** Words (accents folded: Erdős → erdos), snake_case parts and whole identifiers. */
 function tokenize(text: string): string[] {
-  const lower = text.toLowerCase();
-  const words = lower.match(/[a-z0-9]+/g) ?? [];
-  const idents = (lower.match(/[a-z0-9]+(?:_[a-z0-9]+)+/g) ?? []).map((w) => w.replace(/_/g, ''));
+  const lower = text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  const words = lower.match(/[\p{L}\p{N}]+/gu) ?? [];
+  const idents = (lower.match(/[\p{L}\p{N}]+(?:_[\p{L}\p{N}]+)+/gu) ?? []).map((w) => w.replace(/_/g, ''));
   return [...words, ...idents];
 }
 
+/** Stemmed terms; stop words (before and after stemming) and one-letter terms dropped. */
 function processTerm(term: string): string | null {
-  return STOP.has(term) ? null : stemmer(term);
+  if (term.length < 2 || STOP.has(term)) return null;
+  const stem = stemmer(term);
+  return STOP.has(stem) ? null : stem;
 }
 
 interface ToolDoc {
@@ -36,6 +39,8 @@ interface ToolDoc {
   name: string;
   description: string;
   affordances: string;
+  /** Parameter and return names and descriptions. */
+  signature: string;
 }
 
 /**
@@ -52,15 +57,15 @@ export class ToolSearch {
     private readonly skillTool: string,
   ) {
     const options = {
-      fields: ['name', 'description', 'affordances'],
+      fields: ['name', 'description', 'affordances', 'signature'],
       tokenize,
       processTerm,
-      searchOptions: { boost: { name: 2, affordances: 1.5 }, bm25: { k: 1.5, b: 0.75, d: 0.5 }, prefix: (t: string) => t.length >= 5, fuzzy: (t: string) => (t.length >= 7 ? 0.15 : false) },
+      searchOptions: { boost: { name: 2, affordances: 1.5, signature: 0.5 }, bm25: { k: 1.5, b: 0.75, d: 0.5 }, prefix: (t: string) => t.length >= 5, fuzzy: (t: string) => (t.length >= 7 ? 0.15 : false) },
     };
     this.tools = new MiniSearch<ToolDoc>(options);
-    this.tools.addAll(catalog.tools.map((t) => ({ id: t.id, name: t.name, description: t.description, affordances: toolAffordances(t, catalog.states).join(' . ') })));
+    this.tools.addAll(catalog.tools.map((t) => ({ id: t.id, name: t.name, description: t.description, affordances: toolAffordances(t, catalog.states).join(' . '), signature: signatureText(t) })));
     this.skills = new MiniSearch<ToolDoc>(options);
-    this.skills.addAll(catalog.skills.map((s, id) => ({ id, name: s.name, description: s.description, affordances: s.states.join(' ') })));
+    this.skills.addAll(catalog.skills.map((s, id) => ({ id, name: s.name, description: s.description, affordances: s.states.join(' '), signature: '' })));
   }
 
   search(query: string, top: number, category: SearchCategory): { tools: SearchHit[]; skills: SearchHit[] } {
@@ -107,6 +112,13 @@ export class ToolSearch {
       state_produces: [],
     };
   }
+}
+
+function signatureText(t: ToolDef): string {
+  return [
+    ...t.parameters.map((p) => `${p.name} ${p.description}${typeof p.default === 'string' ? ` ${p.default}` : ''}`),
+    ...t.returns.map((r) => `${r.name} ${r.description}`),
+  ].join(' . ');
 }
 
 /** Affordances of the states a tool produces (sorted tokens), then its own; duplicates dropped case-insensitively. */

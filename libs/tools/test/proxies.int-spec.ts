@@ -106,4 +106,12 @@ describe('tool proxies in a real kernel', () => {
     expect(ns).not.toHaveProperty('add');
     expect(ns).not.toHaveProperty('list_tools');
   });
+
+  it('keeps the first 100 call records and counts the rest per tool', async () => {
+    const r = await run(k, 'for i in range(150): add(i)\nsame(1)');
+    expect(r.toolCalls).toHaveLength(100);
+    expect(r.toolCalls[99]).toMatchObject({ tool_name: 'add', args: { a: 99 } });
+    expect(r.toolCallsDropped).toEqual({ add: 50, same: 1 });
+  });
 });
+

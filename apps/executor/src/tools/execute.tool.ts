@@ -40,7 +40,12 @@ export function executeTool(o: ExecuteToolOptions, execution: ExecutionService):
     annotations: { title: `Run Python in the ${o.name} kernel`, destructiveHint: false, openWorldHint: true },
     handler: async (args, ctx) => {
       try {
-        return await execution.execute(ctx.principal, args, { transportSessionId: ctx.transportSessionId });
+        const progress = ctx.progress ? progressReporter(ctx.progress) : undefined;
+        try {
+          return await execution.execute(ctx.principal, args, { transportSessionId: ctx.transportSessionId, onOutput: progress?.push });
+        } finally {
+          await progress?.flush();
+        }
       } catch (err) {
         // The reference answers handler errors with the full result shape (its 429 payload stays as is).
         if (!isAppError(err) || err instanceof SessionLimitError) throw err;
@@ -48,4 +53,32 @@ export function executeTool(o: ExecuteToolOptions, execution: ExecutionService):
       }
     },
   });
+}
+
+const PROGRESS_INTERVAL_MS = 250;
+const PROGRESS_MAX_CHARS = 4000;
+
+/**
+ * Streams new output lines as MCP progress notifications, at most one every 250 ms, so clients that
+ * sent a progressToken see live output of long runs.
+ */
+function progressReporter(send: (progress: number, message?: string) => Promise<void>) {
+  let pending = '';
+  let count = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const flush = async (): Promise<void> => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (!pending) return;
+    const text = pending.length > PROGRESS_MAX_CHARS ? `…${pending.slice(-PROGRESS_MAX_CHARS)}` : pending;
+    pending = '';
+    await send(++count, text).catch(() => undefined);
+  };
+  return {
+    push: (_stream: 'stdout' | 'stderr', text: string): void => {
+      pending += text;
+      timer ??= setTimeout(() => void flush(), PROGRESS_INTERVAL_MS);
+    },
+    flush,
+  };
 }
