@@ -52,3 +52,18 @@ export function dbTarget(name: 'sqlite' | 'postgres'): DbTarget {
     },
   };
 }
+
+/** Redis used by tests. */
+export const TEST_REDIS_URL = process.env.STOA_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** Whether Redis answers PING (synchronous, for declaring suites); throws in CI when it does not. */
+export function redisAvailable(): boolean {
+  const probe = `const { Redis } = require('ioredis'); const r = new Redis(process.argv[1], { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    r.connect().then(() => r.ping()).then(() => { r.disconnect(); process.exit(0); }, (e) => { console.error(e.message); process.exit(1); });`;
+  const res = spawnSync(process.execPath, ['-e', probe, TEST_REDIS_URL], { encoding: 'utf8', timeout: 10_000 });
+  if (res.status === 0) return true;
+  const why = (res.stderr || 'no answer').trim();
+  if (REQUIRE_SERVICES) throw new Error(`Redis is required (STOA_REQUIRE_SERVICES=1) but ${TEST_REDIS_URL} failed: ${why}`);
+  console.warn(`Redis tests skipped: ${TEST_REDIS_URL} is not reachable (${why}). Set STOA_REQUIRE_SERVICES=1 to make this an error.`);
+  return false;
+}

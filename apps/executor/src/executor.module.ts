@@ -48,7 +48,7 @@ export class ExecutorModule {
         }),
         JobsModule.forRoot({
           config: c.jobs,
-          prefix: `stoa:${c.name}`,
+          prefix: c.jobs.prefix ?? `stoa:${c.name}`,
           settings: {
             replica: s.replica,
             retentionMs: c.jobs.retention_hours * 3_600_000,

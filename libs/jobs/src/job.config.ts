@@ -6,6 +6,8 @@ export const jobsConfigSchema = z
   .object({
     /** Redis for BullMQ (REDIS_URL); unset → in-process jobs (single replica). */
     redis_url: z.string().optional(),
+    /** Redis key prefix shared by the replicas of one server; default `stoa:{name}` (set it when two deployments share a Redis). */
+    prefix: z.string().optional(),
     /** Terminal jobs and batches stay readable this long. */
     retention_hours: nonNegative.default(24),
     /** A replica that stops renewing its lock for this long loses its item to another replica. */
@@ -16,4 +18,4 @@ export const jobsConfigSchema = z
 export type JobsConfig = z.output<typeof jobsConfigSchema>;
 
 /** Env overrides for {@link jobsConfigSchema}. */
-export const JOBS_ENV = { REDIS_URL: 'jobs.redis_url' } as const;
+export const JOBS_ENV = { REDIS_URL: 'jobs.redis_url', STOA_JOBS_PREFIX: 'jobs.prefix' } as const;
