@@ -6,7 +6,7 @@ import { JobStatus } from '@stoa/jobs';
 import { KernelService } from '@stoa/kernel';
 import { EXECUTION_SETTINGS, ExecutionService, type ExecutionSettings } from './execution.service';
 import type { ExecuteResult } from './execution.types';
-import { shapeResult } from './result-shape';
+import { emptyResult, shapeResult } from './result-shape';
 
 const PY_KEYWORDS = new Set('False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield'.split(' '));
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -64,6 +64,11 @@ export class BatchRunner {
     const stop = () => kernel.kill();
     signal.addEventListener('abort', stop);
     try {
+      if (signal.aborted) {
+        // Cancelled while the kernel was starting: the abort event has already fired.
+        kernel.kill();
+        return { status: JobStatus.cancelled, result: { ...emptyResult(), description: '', session_id: item.sessionId, error: 'cancelled' }, payload: null, error: 'cancelled' };
+      }
       const run = await kernel.execute(item.code, { timeoutMs: item.timeoutS * 1000, graceMs: this.settings.interruptGraceMs, captureChars: this.execution.captureChars(), onOutput });
       const shaped = { ...shapeResult(run, item.timeoutS, this.execution.captureChars(), this.settings.interruptGraceMs), description: '', session_id: item.sessionId };
       if (signal.aborted) return { status: JobStatus.cancelled, result: shaped, payload: null, error: 'cancelled' };
