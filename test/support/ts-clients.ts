@@ -7,6 +7,8 @@ export interface TestClient {
   call: (tool: string, args: Record<string, unknown>) => Promise<{ json: Record<string, unknown> & { session_id?: string }; isError: boolean; text: string }>;
   listTools: () => Promise<string[]>;
   describeTool: (name: string) => Promise<string | undefined>;
+  /** Calls a tool with a progress token; returns the result and every progress message received. */
+  callWithProgress?: (tool: string, args: Record<string, unknown>) => Promise<{ json: Record<string, unknown>; progress: string[] }>;
   close: () => Promise<void>;
 }
 
@@ -41,6 +43,11 @@ export async function v2Client(url: string, mode: 'auto' | 'legacy', token?: str
     },
     listTools: async () => (await client.listTools()).tools.map((t) => t.name),
     describeTool: async (name) => (await client.listTools()).tools.find((t) => t.name === name)?.description,
+    callWithProgress: async (tool, args) => {
+      const progress: string[] = [];
+      const r = await client.callTool({ name: tool, arguments: args }, { onprogress: (p) => progress.push(p.message ?? '') });
+      return { json: parse(r.content).json, progress };
+    },
     close: () => client.close(),
   };
 }

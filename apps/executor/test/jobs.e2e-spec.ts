@@ -70,6 +70,23 @@ describe.each(backends)('background jobs and batches (%s)', (kind) => {
     expect(unknown.json).toEqual({ success: false, error: 'Job j_000000000000 not found' });
   });
 
+  it('streams output lines of a long run as progress notifications to a client that asked for them', async () => {
+    const warm = await alice.call('execute_demo_code', { code: 'import time' });
+    const r = await alice.callWithProgress?.('execute_demo_code', { code: "for i in range(3):\n    print(f'step {i}', flush=True)\n    time.sleep(0.2)", execution_session_id: warm.json.session_id });
+    expect(r?.json.stdout).toBe('step 0\nstep 1\nstep 2\n');
+    expect(r?.progress.join('')).toBe('step 0\nstep 1\nstep 2\n');
+    expect(r?.progress.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('lets an administrator list a user’s batches and jobs', async () => {
+    const r = await alice.call('demo_parallel_execute', { code: 'result = 1', inputs: [{ a: 1 }] });
+    await waitBatch(alice, r.json.batch_id as string);
+    const batches = (await (await fetch(`${ex.url}/admin/v1/batches?owner=alice@tenant-a`)).json()) as { batches: { batch_id: string }[] };
+    expect(batches.batches.map((b) => b.batch_id)).toContain(r.json.batch_id);
+    const jobs = (await (await fetch(`${ex.url}/admin/v1/jobs?batch_id=${r.json.batch_id as string}`)).json()) as { jobs: { status: string; owner: string }[] };
+    expect(jobs.jobs).toEqual([expect.objectContaining({ status: 'completed', owner: 'alice@tenant-a' })]);
+  });
+
   it('runs a parallel batch: each input in a fresh kernel, results collected', async () => {
     const r = await alice.call('demo_parallel_execute', { code: 'result = {"n": n, "sq": n * n, "fresh": "leak" not in globals()}\nleak = 1', inputs: [{ n: 1 }, { n: 2 }, { n: 3 }] });
     expect((r.json.jobs as unknown[]).length).toBe(3);
@@ -118,6 +135,8 @@ describe('async_only mode and restarts', () => {
     expect(r.json.promoted).toBeUndefined();
     const done = await waitJob(c, 'demo_check_job', r.json.job_id as string);
     expect(done).toMatchObject({ status: 'completed', success: true, stdout: 'hello from a job\n' });
+    const next = await c.call('execute_demo_code', { code: 'print(v)', execution_session_id: r.json.session_id });
+    expect((await waitJob(c, 'demo_check_job', next.json.job_id as string)).stdout).toBe('7\n');
     const slow = await c.call('execute_demo_code', { code: 'import time; time.sleep(60)' });
     await c.close();
     await first.stop('SIGKILL');
