@@ -9,6 +9,7 @@ import { toolCatalogueText } from '@stoa/tools';
 import { domainTools } from './tools/domain.tools';
 import { executeTool } from './tools/execute.tool';
 import { jobTools } from './tools/job.tools';
+import { JobTasks } from './tasks.backend';
 import { sessionTools } from './tools/session.tools';
 
 /** Binds the executor's tools to the MCP endpoint. */
@@ -23,6 +24,7 @@ export class ExecutorMcpService implements OnApplicationShutdown {
     sessions: SessionService,
     execution: ExecutionService,
     jobs: JobService,
+    tasks: JobTasks,
   ) {
     const { config } = settings;
     const catalog = settings.domain.catalog;
@@ -30,13 +32,15 @@ export class ExecutorMcpService implements OnApplicationShutdown {
       executeTool(
         { name: config.name, description: config.description, defaultTimeout: config.execution.default_timeout, maxTimeout: config.execution.max_timeout, catalogue: toolCatalogueText(catalog.tools) },
         execution,
+        jobs,
+        tasks,
       ),
       ...domainTools(config.name, catalog),
       ...sessionTools(config.name, sessions, execution),
       ...jobTools(config.name, jobs, sessions, execution, config.execution.max_timeout),
     ];
     this.endpoint = new McpEndpoint(
-      { name: `${config.name}-executor`, version: '0.1.0', instructions: config.description || undefined, tools: () => this.tools },
+      { name: `${config.name}-executor`, version: '0.1.0', instructions: config.description || undefined, tools: () => this.tools, tasks },
       {
         mintSessionId: () => sessions.ids.mint(),
         legacyIdleMs: Math.max(60_000, config.sessions.idle_timeout_minutes * 60_000),

@@ -16,6 +16,7 @@ import type { ExecutorSettings } from './executor.config';
 import { ExecutorMcpService } from './executor-mcp.service';
 import { EXECUTOR_SETTINGS } from './executor.tokens';
 import { BatchProcessor } from './batch.processor';
+import { JobTasks } from './tasks.backend';
 import { CatalogController } from './catalog.controller';
 import { HealthController } from './health.controller';
 import { McpController } from './mcp.controller';
@@ -67,7 +68,7 @@ export class ExecutorModule {
         }),
       ],
       controllers: [HealthController, McpController, AdminController, AdminJobsController, CatalogController],
-      providers: [{ provide: EXECUTOR_SETTINGS, useValue: s }, ExecutorMcpService, OpenApiDocument, BatchProcessor],
+      providers: [{ provide: EXECUTOR_SETTINGS, useValue: s }, ExecutorMcpService, OpenApiDocument, BatchProcessor, JobTasks],
     };
   }
 }

@@ -85,6 +85,15 @@ export class ExecutionService {
     return { ...shapeResult(result, timeoutS, this.captureChars(), this.settings.interruptGraceMs), ...base };
   }
 
+  /** Cancels the caller's background job: recorded as cancelled, and the session's kernel is interrupted (namespace kept). */
+  async cancelJob(principal: Principal, jobId: string): Promise<void> {
+    const jobs = this.jobs as JobService;
+    const job = await jobs.getJob(principal, jobId);
+    if (!(await jobs.cancelJob(job.id))) return;
+    const runtime = this.sessions.find(principal, job.sessionId);
+    if (runtime?.busyJob === job.id) runtime.kernel?.interrupt();
+  }
+
   /** Namespace summary for `inspect_session`; `busy` when an execution holds the session. */
   async inspect(runtime: SessionRuntime): Promise<{ busy: boolean; namespace: Record<string, { type: string; repr: string }> }> {
     if (runtime.busyJob || runtime.lock.pending > 0) return { busy: true, namespace: {} };

@@ -4,6 +4,7 @@ import { NodeStreamableHTTPServerTransport, toNodeHandler, type NodeMcpRequestHa
 import { createMcpHandler, isInitializeRequest, isLegacyRequest, McpServer, type ServerContext } from '@modelcontextprotocol/server';
 import type { Principal } from '@stoa/core';
 import type { McpServerSpec, ToolContext, ToolDefinition } from './mcp.types';
+import { declaresTasks, principalOf, registerTaskMethods, TASKS_EXTENSION } from './tasks';
 import { errorToToolResult, toToolResult } from './tool-result';
 
 /** A Node request after our auth middleware ran. */
@@ -39,7 +40,7 @@ export class McpEndpoint {
     private readonly spec: McpServerSpec,
     private readonly opts: McpEndpointOptions,
   ) {
-    const handler = createMcpHandler(() => this.buildServer(), { legacy: 'reject', onerror: (e) => this.logger.warn({ err: e.message }, 'mcp request rejected') });
+    const handler = createMcpHandler((ctx) => this.buildServer(ctx.era), { legacy: 'reject', onerror: (e) => this.logger.warn({ err: e.message }, 'mcp request rejected') });
     this.modern = toNodeHandler(handler);
     this.sweeper = setInterval(() => this.evictIdle(), Math.max(1000, Math.min(60_000, opts.legacyIdleMs / 2)));
     this.sweeper.unref();
@@ -95,7 +96,7 @@ export class McpEndpoint {
       onsessionclosed: (id) => this.dropLegacy(id),
     });
     transport.onclose = () => transport.sessionId && this.dropLegacy(transport.sessionId);
-    await this.buildServer().connect(transport);
+    await this.buildServer('legacy').connect(transport);
     await transport.handleRequest(req as never, res, req.body);
   }
 
@@ -116,9 +117,12 @@ export class McpEndpoint {
     }
   }
 
-  private buildServer(): McpServer {
-    const server = new McpServer({ name: this.spec.name, version: this.spec.version }, { instructions: this.spec.instructions, capabilities: { tools: {} } });
+  private buildServer(era: 'legacy' | 'modern'): McpServer {
+    const tasks = era === 'modern' ? this.spec.tasks : undefined;
+    const capabilities = tasks ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {} };
+    const server = new McpServer({ name: this.spec.name, version: this.spec.version }, { instructions: this.spec.instructions, capabilities });
     for (const tool of this.spec.tools()) this.register(server, tool);
+    if (tasks) registerTaskMethods(server, tasks);
     return server;
   }
 
@@ -134,11 +138,11 @@ export class McpEndpoint {
 }
 
 function toolContext(ctx: ServerContext): ToolContext {
-  const principal = ctx.http?.authInfo?.extra?.principal as Principal | undefined;
-  if (!principal) throw new Error('no principal on the MCP request');
+  const principal = principalOf(ctx);
   const token = ctx.mcpReq._meta?.progressToken;
   return {
     principal,
+    tasksSupported: declaresTasks(ctx),
     transportSessionId: ctx.sessionId,
     signal: ctx.mcpReq.signal,
     progress:

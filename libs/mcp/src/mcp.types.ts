@@ -8,6 +8,8 @@ export interface ToolContext {
   transportSessionId?: string;
   /** Aborted when the client cancels or disconnects. */
   signal: AbortSignal;
+  /** The caller is a 2026-07-28 client that declared the Tasks extension: long work may answer with a task. */
+  tasksSupported: boolean;
   /** Present when the caller asked for progress. */
   progress?: (progress: number, message?: string, total?: number) => Promise<void>;
 }
@@ -26,10 +28,38 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinition<S>): ToolD
   return def;
 }
 
+/** A task as the Tasks extension (2026-07-28) shows it. */
+export interface TaskView {
+  taskId: string;
+  status: 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+  createdAt: string;
+  lastUpdatedAt: string;
+  ttlMs: number | null;
+  pollIntervalMs?: number;
+  statusMessage?: string;
+  /** Completed: the tool result (text content). */
+  result?: { text: string; isError?: boolean };
+  /** Failed: a JSON-RPC error. */
+  error?: { code: number; message: string };
+}
+
+/** Returned by a tool handler to answer a `tools/call` with a task instead of a result. */
+export class TaskCreated {
+  constructor(readonly task: TaskView) {}
+}
+
+/** Where `tasks/get` and `tasks/cancel` look tasks up (scoped to the caller; foreign ids look unknown). */
+export interface TaskBackend {
+  get(principal: Principal, taskId: string): Promise<TaskView | undefined>;
+  cancel(principal: Principal, taskId: string): Promise<TaskView | undefined>;
+}
+
 /** What an app serving MCP provides: server identity and its tools (evaluated per request). */
 export interface McpServerSpec {
   name: string;
   version: string;
   instructions?: string;
   tools: () => readonly ToolDefinition[];
+  /** Enables the Tasks extension for 2026-07-28 clients that declare it. */
+  tasks?: TaskBackend;
 }

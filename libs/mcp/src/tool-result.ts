@@ -1,11 +1,13 @@
 import { Logger } from '@nestjs/common';
 import { isAppError } from '@stoa/core';
 import type { CallToolResult } from '@modelcontextprotocol/server';
+import { TaskCreated, type TaskView } from './mcp.types';
 
 const logger = new Logger('McpTools');
 
 /** A handler's value as a tool result: strings stay text, everything else is JSON (indent 2) as the reference does. */
 export function toToolResult(value: unknown): CallToolResult {
+  if (value instanceof TaskCreated) return { resultType: 'task', ...taskWire(value.task) } as unknown as CallToolResult;
   const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
   return { content: [{ type: 'text', text }] };
 }
@@ -21,4 +23,13 @@ export function errorToToolResult(err: unknown, tool: string): CallToolResult {
   logger.error({ tool, err: err instanceof Error ? err.stack : String(err) }, 'tool failed unexpectedly');
   const message = `Internal error in ${tool}: ${err instanceof Error ? err.message : String(err)}. Retry; if it persists, report it to the server operator.`;
   return { content: [{ type: 'text', text: JSON.stringify({ success: false, error: message }, null, 2) }], isError: true };
+}
+
+/** A task on the wire (ext-tasks core/v2): a completed task's result is itself a complete tool result. */
+export function taskWire(t: TaskView): Record<string, unknown> {
+  const { result, ...rest } = t;
+  return {
+    ...rest,
+    ...(result ? { result: { resultType: 'complete', content: [{ type: 'text', text: result.text }], ...(result.isError ? { isError: true } : {}) } } : {}),
+  };
 }

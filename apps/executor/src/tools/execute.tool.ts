@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { isAppError } from '@stoa/core';
 import type { ExecutionService } from '@stoa/execution';
-import { defineTool, type ToolDefinition } from '@stoa/mcp';
+import type { JobService } from '@stoa/jobs';
+import { defineTool, TaskCreated, type ToolDefinition } from '@stoa/mcp';
+import type { JobTasks } from '../tasks.backend';
 import { SessionLimitError } from '@stoa/sessions';
 
 export interface ExecuteToolOptions {
@@ -27,7 +29,7 @@ export function executeDescription(o: ExecuteToolOptions): string {
 }
 
 /** `execute_{name}_code(code, description, timeout, execution_session_id)`. */
-export function executeTool(o: ExecuteToolOptions, execution: ExecutionService): ToolDefinition {
+export function executeTool(o: ExecuteToolOptions, execution: ExecutionService, jobs: JobService, tasks: JobTasks): ToolDefinition {
   return defineTool({
     name: `execute_${o.name}_code`,
     description: executeDescription(o),
@@ -42,7 +44,10 @@ export function executeTool(o: ExecuteToolOptions, execution: ExecutionService):
       try {
         const progress = ctx.progress ? progressReporter(ctx.progress) : undefined;
         try {
-          return await execution.execute(ctx.principal, args, { transportSessionId: ctx.transportSessionId, onOutput: progress?.push });
+          const result = await execution.execute(ctx.principal, args, { transportSessionId: ctx.transportSessionId, onOutput: progress?.push });
+          // A client that declared the Tasks extension gets long work as an MCP task (task id = job id).
+          if (ctx.tasksSupported && 'job_id' in result) return new TaskCreated(tasks.view(await jobs.getJob(ctx.principal, result.job_id)));
+          return result;
         } finally {
           await progress?.flush();
         }
