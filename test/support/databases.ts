@@ -19,11 +19,16 @@ export const REQUIRE_SERVICES = process.env.STOA_REQUIRE_SERVICES === '1';
 export function postgresAvailable(): boolean {
   const probe = `const { Client } = require('pg'); const c = new Client({ connectionString: process.argv[1], connectionTimeoutMillis: 3000 });
     c.connect().then(() => c.end()).then(() => process.exit(0), (e) => { console.error(e.message); process.exit(1); });`;
-  const res = spawnSync(process.execPath, ['-e', probe, TEST_PG_URL], { encoding: 'utf8', timeout: 10_000 });
+  return serviceAvailable('PostgreSQL', TEST_PG_URL, probe);
+}
+
+/** Runs a connection probe in a child process (so suites can be declared synchronously). */
+function serviceAvailable(name: string, url: string, probe: string): boolean {
+  const res = spawnSync(process.execPath, ['-e', probe, url], { encoding: 'utf8', timeout: 10_000 });
   if (res.status === 0) return true;
   const why = (res.stderr || 'no answer').trim();
-  if (REQUIRE_SERVICES) throw new Error(`PostgreSQL is required (STOA_REQUIRE_SERVICES=1) but ${TEST_PG_URL} failed: ${why}`);
-  console.warn(`PostgreSQL tests skipped: ${TEST_PG_URL} is not reachable (${why}). Set STOA_REQUIRE_SERVICES=1 to make this an error.`);
+  if (REQUIRE_SERVICES) throw new Error(`${name} is required (STOA_REQUIRE_SERVICES=1) but ${url} failed: ${why}`);
+  console.warn(`${name} tests skipped: ${url} is not reachable (${why}). Set STOA_REQUIRE_SERVICES=1 to make this an error.`);
   return false;
 }
 
@@ -60,10 +65,5 @@ export const TEST_REDIS_URL = process.env.STOA_TEST_REDIS_URL ?? 'redis://127.0.
 export function redisAvailable(): boolean {
   const probe = `const { Redis } = require('ioredis'); const r = new Redis(process.argv[1], { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null });
     r.connect().then(() => r.ping()).then(() => { r.disconnect(); process.exit(0); }, (e) => { console.error(e.message); process.exit(1); });`;
-  const res = spawnSync(process.execPath, ['-e', probe, TEST_REDIS_URL], { encoding: 'utf8', timeout: 10_000 });
-  if (res.status === 0) return true;
-  const why = (res.stderr || 'no answer').trim();
-  if (REQUIRE_SERVICES) throw new Error(`Redis is required (STOA_REQUIRE_SERVICES=1) but ${TEST_REDIS_URL} failed: ${why}`);
-  console.warn(`Redis tests skipped: ${TEST_REDIS_URL} is not reachable (${why}). Set STOA_REQUIRE_SERVICES=1 to make this an error.`);
-  return false;
+  return serviceAvailable('Redis', TEST_REDIS_URL, probe);
 }

@@ -37,26 +37,29 @@ export async function v2Client(url: string, mode: 'auto' | 'legacy', token?: str
   const transport = new StreamableHTTPClientTransport(new URL(url), token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined);
   await client.connect(transport);
   return {
-    call: async (tool, args) => {
-      const r = await client.callTool({ name: tool, arguments: args });
-      return { ...parse(r.content), isError: Boolean(r.isError) };
-    },
-    listTools: async () => (await client.listTools()).tools.map((t) => t.name),
-    describeTool: async (name) => (await client.listTools()).tools.find((t) => t.name === name)?.description,
+    ...wrap(client),
     callWithProgress: async (tool, args) => {
       const progress: string[] = [];
       const r = await client.callTool({ name: tool, arguments: args }, { onprogress: (p) => progress.push(p.message ?? '') });
       return { json: parse(r.content).json, progress };
     },
-    close: () => client.close(),
   };
 }
 
 /** TS SDK v1 (1.32) client: 2025-era, sessionful. */
 export async function v1Client(url: string, token?: string): Promise<TestClient> {
   const client = new V1Client({ name: 'stoa-test-v1', version: '1.0.0' });
-  const transport = new V1Transport(new URL(url), token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined);
-  await client.connect(transport);
+  await client.connect(new V1Transport(new URL(url), token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined));
+  return wrap(client as unknown as SdkClient);
+}
+
+interface SdkClient {
+  callTool: (p: { name: string; arguments: Record<string, unknown> }) => Promise<{ content?: unknown; isError?: unknown }>;
+  listTools: () => Promise<{ tools: { name: string; description?: string }[] }>;
+  close: () => Promise<void>;
+}
+
+function wrap(client: SdkClient): TestClient {
   return {
     call: async (tool, args) => {
       const r = await client.callTool({ name: tool, arguments: args });

@@ -1,9 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
-
-const epochMs = {
-  to: (v: number | null | undefined) => v,
-  from: (v: string | number | null) => (v === null || v === undefined ? null : Number(v)),
-};
+import { epochMs } from '@stoa/persistence';
 
 @Entity('jobs')
 @Index('idx_jobs_owner_status', ['owner', 'status'])

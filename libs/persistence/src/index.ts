@@ -2,3 +2,5 @@
 export { DATABASE_ENV, buildDataSourceOptions, databaseConfigSchema, databaseKind, type DatabaseConfig, type PersistenceOptions } from './persistence.options';
 /** Nest module opening the database and running migrations. */
 export { PersistenceModule, ensurePostgresSchema } from './persistence.module';
+/** Column transformer for epoch-millisecond bigint columns. */
+export { epochMs } from './columns';

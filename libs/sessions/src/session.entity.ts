@@ -1,10 +1,5 @@
-import { Column, Entity, Index, PrimaryColumn, type ValueTransformer } from 'typeorm';
-
-/** Epoch milliseconds stored as bigint (PostgreSQL returns strings; SQLite numbers). */
-export const epochMs: ValueTransformer = {
-  to: (v: number | null | undefined) => v,
-  from: (v: string | number | null) => (v === null || v === undefined ? null : Number(v)),
-};
+import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
+import { epochMs } from '@stoa/persistence';
 
 @Entity('sessions')
 @Index('idx_sessions_owner_status', ['owner', 'status'])
