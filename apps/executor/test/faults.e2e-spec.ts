@@ -10,7 +10,7 @@ describe('kernel behaviour through MCP', () => {
   beforeAll(async () => {
     ex = await startExecutor({
       config: { execution: { interrupt_grace_seconds: 1, output_truncation_threshold: 1000 } },
-      env: { DATABASE_URL_FAKE_SECRET: 'x', MY_API_TOKEN: 'tok', SERVICE_PASSWORD: 'pw', REDIS_URL: 'redis://secret@h' },
+      env: { DATABASE_URL_FAKE_SECRET: 'x', MY_API_TOKEN: 'tok', SERVICE_PASSWORD: 'pw', UPSTREAM_REDIS_URL: 'redis://secret@h' },
     });
     c = await v2Client(ex.mcpUrl, 'auto');
   });
@@ -73,7 +73,7 @@ describe('kernel behaviour through MCP', () => {
     const r = await exec("import os, json\nprint(json.dumps(sorted(os.environ)))");
     const names = JSON.parse(r.stdout as string) as string[];
     expect(names).toContain('AGORA_OUTPUT_DIR');
-    for (const secret of ['MY_API_TOKEN', 'SERVICE_PASSWORD', 'REDIS_URL', 'DATABASE_URL_FAKE_SECRET']) expect(names).not.toContain(secret);
+    for (const secret of ['MY_API_TOKEN', 'SERVICE_PASSWORD', 'UPSTREAM_REDIS_URL', 'DATABASE_URL_FAKE_SECRET']) expect(names).not.toContain(secret);
   });
 
   it('gives agora_output a per-session output directory', async () => {

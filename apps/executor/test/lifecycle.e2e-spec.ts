@@ -63,4 +63,16 @@ describe('executor lifecycle', () => {
     expect(out).toContain('execution.default_timeout');
     expect(out).toContain('exit=2');
   });
+
+  it('refuses to start with a clear message when Redis for jobs cannot be reached', () => {
+    const res = spawnSync(process.execPath, [EXECUTOR_MAIN, '--config', 'examples/servers/demo/server.yaml', '--port', '0'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, REDIS_URL: 'redis://:hunter2@127.0.0.1:1', STOA_DATA_DIR: '/tmp/stoa-redis-down' },
+    });
+    expect(res.status).not.toBe(0);
+    expect(res.stderr).toContain('Cannot reach Redis at redis://:***@127.0.0.1:1');
+    expect(res.stderr + res.stdout).not.toContain('hunter2');
+  });
 });
+

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { UnavailableError } from '@stoa/core';
 import type { JobProcessor, JobQueue } from './queue.port';
 
 export interface BullMqOptions {
@@ -35,10 +36,20 @@ export class BullMqJobQueue implements JobQueue {
     this.channel = `${o.prefix}:cancel`;
   }
 
-  /** Subscribes to cross-replica cancellation; call once before use. */
-  async init(): Promise<void> {
+  /** Checks Redis answers (a clear error instead of hanging at start) and subscribes to cross-replica cancellation. */
+  async init(timeoutMs = 10_000): Promise<void> {
     this.subscriber.on('message', (_channel: string, jobId: string) => this.active.get(jobId)?.abort());
-    await this.subscriber.subscribe(this.channel);
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000}s`)), timeoutMs)));
+    try {
+      await Promise.race([Promise.all([this.publisher.ping(), this.subscriber.subscribe(this.channel)]), expired]);
+    } catch (err) {
+      this.publisher.disconnect();
+      this.subscriber.disconnect();
+      throw new UnavailableError(`Cannot reach Redis at ${redactUrl(this.o.url)} for background jobs (${(err as Error).message}). Check REDIS_URL / jobs.redis_url, or unset it to run jobs in-process.`);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async process(queue: string, concurrency: number, processor: JobProcessor): Promise<void> {
@@ -99,5 +110,16 @@ export class BullMqJobQueue implements JobQueue {
 
   private connection(): Redis {
     return new Redis(this.o.url, { maxRetriesPerRequest: null, lazyConnect: false });
+  }
+}
+
+/** A connection URL with its password hidden (for messages and logs). */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparsable URL)';
   }
 }
