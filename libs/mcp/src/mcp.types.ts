@@ -1,5 +1,5 @@
 import type { Principal } from '@stoa/core';
-import type { z } from 'zod';
+import { z } from 'zod';
 
 /** What a tool handler knows about its call. */
 export interface ToolContext {
@@ -62,4 +62,9 @@ export interface McpServerSpec {
   tools: () => readonly ToolDefinition[];
   /** Enables the Tasks extension for 2026-07-28 clients that declare it. */
   tasks?: TaskBackend;
+}
+
+/** An integer argument whose JSON Schema stays `{"type": "number"}` (zod's .int() adds ±2^53 bounds that cost tokens in tools/list). */
+export function integer(): z.ZodNumber {
+  return z.number().refine(Number.isInteger, 'must be a whole number');
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool, type ToolDefinition } from '@stoa/mcp';
+import { defineTool, integer, type ToolDefinition } from '@stoa/mcp';
 import { StateGraph, ToolSearch, type DomainCatalog, type SearchCategory } from '@stoa/tools';
 
 /** search / load_skill / plan tools, each registered only when the catalog has what it needs (reference §1.1). */
@@ -18,7 +18,7 @@ export function domainTools(name: string, catalog: DomainCatalog): ToolDefinitio
           "Narrow with category='tools' or category='skills'; an empty query with top=999 lists the full catalog.",
         input: z.object({
           query: z.string().describe('What you want to do, in your own words'),
-          top: z.number().int().default(5).describe('Results per category'),
+          top: integer().default(5).describe('Results per category'),
           category: z.string().default('all').describe("'all', 'tools' or 'skills'"),
         }),
         annotations: { readOnlyHint: true, openWorldHint: false },

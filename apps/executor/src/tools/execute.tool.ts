@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isAppError } from '@stoa/core';
 import type { ExecutionService } from '@stoa/execution';
 import type { JobService } from '@stoa/jobs';
-import { defineTool, TaskCreated, type ToolDefinition } from '@stoa/mcp';
+import { defineTool, integer, TaskCreated, type ToolDefinition } from '@stoa/mcp';
 import type { JobTasks } from '../tasks.backend';
 import { SessionLimitError } from '@stoa/sessions';
 
@@ -22,7 +22,6 @@ export function executeDescription(o: ExecuteToolOptions): string {
     'Sessions: every result carries session_id. Pass it back as execution_session_id to continue in the same kernel — required for clients without MCP sessions (stateless HTTP), and it lets another connection of the same user resume the session. Without it, 2025-era clients keep state per MCP connection; other clients get a fresh session.',
     "Files: write outputs under AGORA_OUTPUT_DIR (use agora_output('name.csv') for a path); new files are listed in artifacts.",
     `Output etiquette: stdout/stderr are truncated beyond a limit. Keep large data in variables and print summaries (print(df.head()), len(x)). The value of a trailing expression is shown like a notebook Out.`,
-    `Args:\n  code: Python source to run.\n  description: a short note on what the code does (echoed back).\n  timeout: seconds before the run is interrupted (default ${o.defaultTimeout}, max ${o.maxTimeout}); variables survive an interrupt.\n  execution_session_id: session_id of an earlier result to continue that session.`,
     'Returns JSON: description, stdout, stderr, execution_time, success, error, tool_calls, artifacts, session_id.',
   ].join('\n\n');
   return [o.description, usage, o.catalogue].filter(Boolean).join('\n\n');
@@ -36,7 +35,7 @@ export function executeTool(o: ExecuteToolOptions, execution: ExecutionService, 
     input: z.object({
       code: z.string().describe('Python code to execute'),
       description: z.string().default('').describe('What this code does'),
-      timeout: z.number().int().default(o.defaultTimeout).describe(`Timeout in seconds (max ${o.maxTimeout})`),
+      timeout: integer().default(o.defaultTimeout).describe(`Seconds before the run is interrupted (max ${o.maxTimeout}); variables survive an interrupt`),
       execution_session_id: z.string().nullable().default(null).describe('session_id from an earlier result, to continue that session'),
     }),
     annotations: { title: `Run Python in the ${o.name} kernel`, destructiveHint: false, openWorldHint: true },

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Principal } from '@stoa/core';
 import { batchItemCodes, type ExecutionService } from '@stoa/execution';
 import { isTerminal, JobStatus, type JobRecord, type JobService } from '@stoa/jobs';
-import { defineTool, type ToolDefinition } from '@stoa/mcp';
+import { defineTool, integer, type ToolDefinition } from '@stoa/mcp';
 import type { SessionService } from '@stoa/sessions';
 import type { BatchItemData } from '../batch.processor';
 
@@ -65,7 +65,7 @@ export function jobTools(name: string, jobs: JobService, sessions: SessionServic
   return [
     defineTool({
       name: `${name}_check_job`,
-      description: `Check a background job of ${name}: jobs come from execute_${name}_code in async_only mode or from a long run promoted to the background (adaptive mode). Returns status, elapsed_seconds and stdout/stderr so far; when finished also success, error and tool_calls. Finished jobs stay readable for the retention period.`,
+      description: `Check a background job started by execute_${name}_code (async mode or a long run promoted to the background): status, elapsed_seconds, stdout/stderr so far; when finished also success, error and tool_calls.`,
       input: idArg('job') as z.ZodObject<{ job_id: z.ZodString }>,
       annotations: { readOnlyHint: true },
       handler: async ({ job_id }, ctx) => checkJobPayload(await jobs.getJob(ctx.principal, job_id)),
@@ -73,13 +73,12 @@ export function jobTools(name: string, jobs: JobService, sessions: SessionServic
     defineTool({
       name: `${name}_parallel_execute`,
       description:
-        'Execute the same code template across multiple input dictionaries in parallel. Each input\'s keys become Python variables ' +
-        `(e.g. {"n": 3} runs "n = 3" before your code) and each item runs in a fresh kernel on any replica; the value of result_variable is collected. ` +
-        `Returns a batch_id: poll ${name}_check_batch, stop with ${name}_cancel_batch. Timeout is per item (clamped to ${maxTimeout}s).`,
+        'Execute the same code template across multiple input dictionaries in parallel: each input\'s keys become variables, ' +
+        `each item runs in a fresh kernel and result_variable is collected. Returns a batch_id for ${name}_check_batch / ${name}_cancel_batch (timeout per item, max ${maxTimeout}s).`,
       input: z.object({
         code: z.string().describe('Code template run once per input'),
         inputs: z.array(z.record(z.string(), z.unknown())).describe('Non-empty list of dicts; keys must be Python identifiers'),
-        timeout: z.number().int().default(3600).describe('Seconds per item'),
+        timeout: integer().default(3600).describe('Seconds per item'),
         result_variable: z.string().default('result').describe('Variable collected from each item (empty: none)'),
       }),
       handler: async ({ code, inputs, timeout, result_variable }, ctx) => {
