@@ -107,6 +107,12 @@ describe.each(backends)('background jobs and batches (%s)', (kind) => {
     expect(jobs[1]?.execution.stderr).toContain('ZeroDivisionError');
   });
 
+  it('batches from a stateless client do not use up live sessions', async () => {
+    const before = (await alice.call('demo_list_sessions', {})).json.count as number;
+    for (let i = 0; i < 3; i++) await alice.call('demo_parallel_execute', { code: 'result = 1', inputs: [{ a: i }] });
+    expect((await alice.call('demo_list_sessions', {})).json.count).toBe(before);
+  });
+
   it('validates batch inputs with the reference messages', async () => {
     const call = (args: Record<string, unknown>) => alice.call('demo_parallel_execute', { code: 'pass', ...args });
     expect((await call({ inputs: [] })).json.error).toBe("'inputs' must be a non-empty list of dictionaries");

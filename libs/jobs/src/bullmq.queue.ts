@@ -26,6 +26,8 @@ export class BullMqJobQueue implements JobQueue {
   private readonly queues = new Map<string, Queue>();
   private readonly workers: Worker[] = [];
   private readonly active = new Map<string, AbortController>();
+  /** Every connection we opened: BullMQ does not close connections it was handed. */
+  private readonly connections: Redis[] = [];
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
   private readonly channel: string;
@@ -44,8 +46,7 @@ export class BullMqJobQueue implements JobQueue {
     try {
       await Promise.race([Promise.all([this.publisher.ping(), this.subscriber.subscribe(this.channel)]), expired]);
     } catch (err) {
-      this.publisher.disconnect();
-      this.subscriber.disconnect();
+      for (const c of this.connections) c.disconnect();
       throw new UnavailableError(`Cannot reach Redis at ${redactUrl(this.o.url)} for background jobs (${(err as Error).message}). Check REDIS_URL / jobs.redis_url, or unset it to run jobs in-process.`);
     } finally {
       clearTimeout(timer);
@@ -95,8 +96,7 @@ export class BullMqJobQueue implements JobQueue {
     for (const ac of this.active.values()) ac.abort();
     await Promise.all(this.workers.map((w) => w.close(true)));
     await Promise.all([...this.queues.values()].map((q) => q.close()));
-    this.subscriber.disconnect();
-    this.publisher.disconnect();
+    for (const c of this.connections) c.disconnect();
   }
 
   private queue(name: string): Queue {
@@ -109,7 +109,9 @@ export class BullMqJobQueue implements JobQueue {
   }
 
   private connection(): Redis {
-    return new Redis(this.o.url, { maxRetriesPerRequest: null, lazyConnect: false });
+    const c = new Redis(this.o.url, { maxRetriesPerRequest: null, lazyConnect: false });
+    this.connections.push(c);
+    return c;
   }
 }
 

@@ -97,3 +97,17 @@ describe.runIf(redis)('BullMQ across replicas', () => {
     }
   });
 });
+
+describe.runIf(redis)('BullMQ connections', () => {
+  it('closes every Redis connection it opened', async () => {
+    const q = await replica('bullmq', `t-${randomBytes(4).toString('hex')}`);
+    await q.process('work', 1, () => Promise.resolve());
+    await q.enqueue('work', `j_c_${randomBytes(3).toString('hex')}`, {});
+    const opened = (q as unknown as { connections: { status: string }[] }).connections;
+    await q.close();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(opened.length).toBeGreaterThanOrEqual(4);
+    expect(opened.every((c) => c.status === 'end' || c.status === 'close')).toBe(true);
+  });
+});
+

@@ -84,13 +84,17 @@ export function jobTools(name: string, jobs: JobService, sessions: SessionServic
       handler: async ({ code, inputs, timeout, result_variable }, ctx) => {
         const timeoutS = execution.clampTimeout(timeout, 3600);
         const codes = batchItemCodes(code, inputs, result_variable);
-        const parent = await execution.resolveSession(ctx.principal, { code: '' }, { transportSessionId: ctx.transportSessionId });
+        // A 2025-era client's batch belongs to its MCP session; a stateless call gets a parent id without a
+        // live session, so batches never fill the session cap.
+        const parentId = ctx.transportSessionId
+          ? (await execution.resolveSession(ctx.principal, { code: '' }, { transportSessionId: ctx.transportSessionId })).record.id
+          : sessions.ids.mint();
         const items = codes.map((itemCode) => {
           const sessionId = sessions.ids.mint();
           const data: BatchItemData = { owner: ctx.principal.id, sessionId, code: itemCode, timeoutS, resultVariable: result_variable };
           return { sessionId, data: data as unknown as Record<string, unknown> };
         });
-        const { batch, jobs: created } = await jobs.createBatch(ctx.principal.id, parent.record.id, result_variable, items);
+        const { batch, jobs: created } = await jobs.createBatch(ctx.principal.id, parentId, result_variable, items);
         return { batch_id: batch.id, jobs: created.map((j) => ({ job_id: j.id, session_id: j.sessionId, status: 'running', input_index: j.inputIndex })) };
       },
     }),
