@@ -9,6 +9,8 @@ export interface TestClient {
   describeTool: (name: string) => Promise<string | undefined>;
   /** Calls a tool with a progress token; returns the result and every progress message received. */
   callWithProgress?: (tool: string, args: Record<string, unknown>) => Promise<{ json: Record<string, unknown>; progress: string[] }>;
+  /** Calls a tool and cancels the request after `ms` (MCP cancellation); resolves when the call settled. */
+  callAndCancel?: (tool: string, args: Record<string, unknown>, ms: number) => Promise<void>;
   close: () => Promise<void>;
 }
 
@@ -42,6 +44,12 @@ export async function v2Client(url: string, mode: 'auto' | 'legacy', token?: str
       const progress: string[] = [];
       const r = await client.callTool({ name: tool, arguments: args }, { onprogress: (p) => progress.push(p.message ?? '') });
       return { json: parse(r.content).json, progress };
+    },
+    callAndCancel: async (tool, args, ms) => {
+      const ac = new AbortController();
+      const timer = setTimeout(() => ac.abort(), ms);
+      await client.callTool({ name: tool, arguments: args }, { signal: ac.signal }).catch(() => undefined);
+      clearTimeout(timer);
     },
   };
 }

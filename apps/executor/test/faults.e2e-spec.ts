@@ -36,6 +36,20 @@ describe('kernel behaviour through MCP', () => {
     expect(next).toMatchObject({ success: true, stdout: 'False\n' });
   });
 
+  it.each(['legacy', 'auto'] as const)('a %s client cancelling a long execute interrupts the kernel and keeps the variables', async (mode) => {
+    const client = await v2Client(ex.mcpUrl, mode);
+    try {
+      const s = await client.call('execute_demo_code', { code: 'kept_before_cancel = 3' });
+      const started = Date.now();
+      await client.callAndCancel?.('execute_demo_code', { code: 'import time\ntime.sleep(30)', execution_session_id: s.json.session_id }, 400);
+      const next = await client.call('execute_demo_code', { code: 'kept_before_cancel', execution_session_id: s.json.session_id });
+      expect(next.json.stdout).toBe('3\n');
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('os._exit is reported at once and the next call gets a new kernel', async () => {
     const s = await exec('v = 1');
     const started = Date.now();

@@ -73,16 +73,27 @@ export class ExecutionService {
         },
       });
     });
-    if (mode === 'adaptive' && !(await settlesWithin(run, this.settings.promotionThresholdS * 1000))) {
-      const job = await (this.jobs as JobService).startBackground(principal.id, runtime.record.id, description, true, sofar);
-      jobId = job.id;
-      runtime.busyJob = job.id;
-      void this.finishJob(runtime, job.id, run, timeoutS);
-      return this.handle(job.id, runtime, description, true);
+    // The caller cancelling (notifications/cancelled, or closing a 2026-07-28 stream) interrupts the run.
+    const cancel = () => runtime.kernel?.interrupt();
+    origin.signal?.addEventListener('abort', cancel, { once: true });
+    try {
+      if (mode === 'adaptive' && !(await settlesWithin(run, this.settings.promotionThresholdS * 1000))) {
+        origin.signal?.removeEventListener('abort', cancel); // the job outlives this request
+        const seen = { stdout: sofar.stdout.length, stderr: sofar.stderr.length };
+        const jobs = this.jobs as JobService;
+        const job = await jobs.startBackground(principal.id, runtime.record.id, description, true, { stdout: sofar.stdout.slice(0, seen.stdout), stderr: sofar.stderr.slice(0, seen.stderr) });
+        jobId = job.id;
+        for (const s of ['stdout', 'stderr'] as const) if (sofar[s].length > seen[s]) jobs.appendOutput(job.id, s, sofar[s].slice(seen[s]));
+        runtime.busyJob = job.id;
+        void this.finishJob(runtime, job.id, run, timeoutS);
+        return this.handle(job.id, runtime, description, true);
+      }
+      const result = await run;
+      this.sessions.touch(runtime);
+      return { ...shapeResult(result, timeoutS, this.captureChars(), this.settings.interruptGraceMs), ...base };
+    } finally {
+      origin.signal?.removeEventListener('abort', cancel);
     }
-    const result = await run;
-    this.sessions.touch(runtime);
-    return { ...shapeResult(result, timeoutS, this.captureChars(), this.settings.interruptGraceMs), ...base };
   }
 
   /** Cancels the caller's background job: recorded as cancelled, and the session's kernel is interrupted (namespace kept). */

@@ -12,6 +12,8 @@ export interface ExecuteInput {
 export interface ExecuteOrigin {
   transportSessionId?: string;
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
+  /** Aborted when the caller cancels the request. */
+  signal?: AbortSignal;
 }
 
 /** The inline result JSON of the reference (§1.2). */
