@@ -19,7 +19,7 @@ import { loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import { BullMqJobQueue, InProcessJobQueue, type JobProcessor, type JobQueue } from '@stoa/jobs';
 import { type RunningExecutor, startExecutor } from '../test/support/executor-process';
-import { emit, emitFigures, note, quietNestLogger, summarize, type Summary } from './lib/bench';
+import { emit, emitFigures, note, quietNestLogger, summarize, type Summary, runBench } from './lib/bench';
 import { adminBatchTimes, BENCH_REDIS_URL, dropRedisPrefix, openRedisSockets, pollBatch, sleep, uniquePrefix } from './lib/jobs';
 import { type BenchClient, connect } from './lib/mcp';
 
@@ -296,11 +296,4 @@ async function main(): Promise<void> {
 
 process.on('exit', () => note(`load average at end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`));
 
-main().then(
-  // Explicit exit: BullMqJobQueue.close() leaves Redis connections open (see openRedisSockets).
-  () => process.exit(0),
-  (err: unknown) => {
-    process.stderr.write(`${BENCH} failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(1);
-  },
-);
+runBench(BENCH, main);

@@ -12,7 +12,7 @@ import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { startExecutor, type RunningExecutor } from '../test/support/executor-process';
 import { TestOidcIssuer } from '../test/support/oidc-issuer';
-import { emit, emitFigures, note, quietNestLogger, summarize } from './lib/bench';
+import { emit, emitFigures, note, quietNestLogger, summarize, runBench } from './lib/bench';
 import type { VerifyReply, VerifyRequest } from './lib/entra-verify-worker';
 import { connect } from './lib/mcp';
 
@@ -186,7 +186,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${BENCH} failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
+runBench(BENCH, main);

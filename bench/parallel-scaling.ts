@@ -11,7 +11,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { KernelService } from '@stoa/kernel';
 import { type RunningExecutor, startExecutor } from '../test/support/executor-process';
-import { emit, note, quietNestLogger, summarize } from './lib/bench';
+import { emit, note, quietNestLogger, summarize, runBench } from './lib/bench';
 import { adminBatchTimes, BENCH_REDIS_URL, type BatchView, dropRedisPrefix, pollBatch, realPython, runToExit, uniquePrefix } from './lib/jobs';
 import { type BenchClient, connect } from './lib/mcp';
 
@@ -186,10 +186,4 @@ async function main(): Promise<void> {
 
 process.on('exit', () => note(`load average at end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`));
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    process.stderr.write(`${BENCH} failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(1);
-  },
-);
+runBench(BENCH, main);

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecutionOutcome, type KernelExecution, type KernelProcess, KernelService } from '@stoa/kernel';
 import { buildCatalog, kernelToolSpecs } from '@stoa/tools';
-import { emit, emitFigures, note, quietNestLogger, summarize } from './lib/bench';
+import { emit, emitFigures, note, quietNestLogger, summarize, runBench } from './lib/bench';
 
 const BENCH = 'proxy-overhead';
 const N = 20_000;
@@ -178,7 +178,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${BENCH} failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
+runBench(BENCH, main);

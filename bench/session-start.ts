@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { KernelService } from '@stoa/kernel';
 import { startExecutor } from '../test/support/executor-process';
-import { emitFigures, note, quietNestLogger, summarize } from './lib/bench';
+import { emitFigures, note, quietNestLogger, summarize, runBench } from './lib/bench';
 import { connect } from './lib/mcp';
 
 const BENCH = 'session-start';
@@ -95,7 +95,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${BENCH} failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
+runBench(BENCH, main);

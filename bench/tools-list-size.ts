@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
 import { type RunningExecutor, startExecutor } from '../test/support/executor-process';
 import { ROOT } from '../test/support/paths';
-import { emit, note } from './lib/bench';
+import { emit, note, runBench } from './lib/bench';
 import { connect } from './lib/mcp';
 
 const BENCH = 'tools-list-size';
@@ -110,7 +110,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`${BENCH} failed: ${err instanceof Error ? err.stack : String(err)}\n`);
-  process.exit(1);
-});
+runBench(BENCH, main);

@@ -65,3 +65,14 @@ export function quietNestLogger(): void {
   const logger: LoggerService = { log: () => undefined, warn: toStderr('warn'), error: toStderr('error'), debug: () => undefined, verbose: () => undefined };
   Logger.overrideLogger(logger);
 }
+
+/** Runs a bench's main and exits: 0 on success, 1 with the stack on failure (open sockets never keep it alive). */
+export function runBench(bench: string, main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`${bench} failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
