@@ -5,7 +5,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import pino from 'pino';
 import { allowedHostsFor, unauthenticatedRemoteRefusal } from '@stoa/auth';
-import { isAppError } from '@stoa/core';
+import { accessLog, isAppError, REDACTED_PATHS } from '@stoa/core';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { OpenApiDocument } from './admin.controller';
 import { ExecutorModule } from './executor.module';
@@ -62,7 +62,8 @@ function settingsFromCli(logger: pino.Logger): { settings: ExecutorSettings; war
 }
 
 async function main(): Promise<void> {
-  const logger = pino({ name: 'stoa-executor', level: process.env.LOG_LEVEL ?? 'info' });
+  // Synchronous stdout: lines are never lost when the process exits (SIGTERM ends with process.exit).
+  const logger = pino({ name: 'stoa-executor', level: process.env.LOG_LEVEL ?? 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, pino.destination({ dest: 1, sync: true }));
   const { settings, warm } = settingsFromCli(logger);
   const { server, name, auth } = settings.config;
   if (auth.mode === 'noop') {
@@ -76,6 +77,7 @@ async function main(): Promise<void> {
     await app.close();
     return;
   }
+  app.use(accessLog(logger));
   installHttpBasics(app, { maxBodyBytes: server.max_body_mb * 1024 * 1024, allowedHosts: allowedHostsFor(server.host, server.allowed_hosts) });
   app.get(OpenApiDocument).document = SwaggerModule.createDocument(
     app,

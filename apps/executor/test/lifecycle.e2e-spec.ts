@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EXECUTOR_MAIN } from '../../../test/support/paths';
 import { startExecutor } from '../../../test/support/executor-process';
-import { v2Client } from '../../../test/support/ts-clients';
+import { devToken, v2Client } from '../../../test/support/ts-clients';
 
 /** Running (not a zombie waiting for init to reap it). */
 function processAlive(pid: number): boolean {
@@ -73,6 +73,23 @@ describe('executor lifecycle', () => {
     expect(res.status).not.toBe(0);
     expect(res.stderr).toContain('Cannot reach Redis at redis://:***@127.0.0.1:1');
     expect(res.stderr + res.stdout).not.toContain('hunter2');
+  });
+
+  it('writes one access-log line per request with request id and principal, never the token', async () => {
+    const ex = await startExecutor({ env: { LOG_LEVEL: 'info' } });
+    const token = devToken('auditor');
+    try {
+      const c = await v2Client(ex.mcpUrl, 'auto', token);
+      await c.call('demo_list_sessions', {});
+      await c.close();
+      const lines = ex.logs().split('\n').filter((l) => l.includes('"request completed"'));
+      const mcp = lines.map((l) => JSON.parse(l) as { req: { url: string; id: string }; principal?: string; status: number }).filter((l) => l.req.url === '/mcp');
+      expect(mcp.length).toBeGreaterThan(0);
+      expect(mcp.every((l) => l.principal === 'auditor@tenant-a' && l.req.id.length > 0 && l.status === 200)).toBe(true);
+      expect(ex.logs()).not.toContain(token.split('.')[1] as string);
+    } finally {
+      await ex.stop();
+    }
   });
 });
 

@@ -9,6 +9,6 @@ export { currentContext, runWithContext, type RequestContext } from './request-c
 /** FIFO async mutex. */
 export { Mutex } from './mutex';
 /** Structured logging (pino) with access logs and redaction. */
-export { LoggingModule, REDACTED_PATHS } from './logging.module';
+export { accessLog, LoggingModule, REDACTED_PATHS } from './logging.module';
 /** Python repr of JSON values. */
 export { pyRepr } from './python';

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
@@ -7,31 +7,34 @@ import type { Principal } from './principal';
 /** Header and field paths never written to logs. */
 export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]', '*.token'];
 
-/** Structured JSON logs (pino) with an access log per request: request id, principal, status, latency; tokens redacted. */
+/** One access-log line per finished request: request id (x-request-id), principal, status, latency; no headers. */
+export function accessLog(logger: { info: (obj: object, msg: string) => void }) {
+  return (req: IncomingMessage & { principal?: Principal }, res: ServerResponse, next: () => void): void => {
+    const started = performance.now();
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && given.length <= 100 ? given : randomUUID();
+    res.setHeader('x-request-id', id);
+    if (req.url !== '/health' && req.url !== '/healthz') {
+      res.once('finish', () => {
+        logger.info(
+          { req: { id, method: req.method, url: req.url }, principal: req.principal?.id, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10 },
+          'request completed',
+        );
+      });
+    }
+    next();
+  };
+}
+
+/** Structured JSON logs (pino) for the app logger; apps add the access log with {@link accessLog}. */
 @Module({})
 export class LoggingModule {
   static forRoot(app: string): DynamicModule {
     return {
       module: LoggingModule,
       imports: [
-        LoggerModule.forRoot({
-          pinoHttp: {
-            name: app,
-            level: process.env.LOG_LEVEL ?? 'info',
-            redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-            genReqId: (req, res) => {
-              const given = req.headers['x-request-id'];
-              const id = typeof given === 'string' && given.length <= 100 ? given : randomUUID();
-              res.setHeader('x-request-id', id);
-              return id;
-            },
-            customProps: (req: IncomingMessage & { principal?: Principal }) => ({ principal: req.principal?.id }),
-            autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/healthz' },
-            serializers: {
-              req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
-            },
-          },
-        }),
+        // App logs only; the access log is our own middleware (see accessLog).
+        LoggerModule.forRoot({ pinoHttp: { name: app, level: process.env.LOG_LEVEL ?? 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, autoLogging: false } }),
       ],
     };
   }
