@@ -19,9 +19,6 @@ export interface AuthModuleOptions {
 export class AuthModule {
   static forRoot(opts: AuthModuleOptions): DynamicModule {
     const { auth } = opts;
-    if (auth.mode === 'noop') {
-      new Logger('Auth').warn('AUTHENTICATION IS OFF (no-op development mode): callers are NOT verified and choose their own identity.');
-    }
     return {
       module: AuthModule,
       global: true,
@@ -35,6 +32,14 @@ export class AuthModule {
         EntraAuthGuard,
         { provide: APP_GUARD, useClass: PrincipalGuard },
         { provide: APP_FILTER, useClass: HttpErrorFilter },
+        {
+          // A provider, so the warning goes through the app's structured logger.
+          provide: 'STOA_AUTH_MODE_NOTICE',
+          useFactory: () => {
+            if (auth.mode === 'noop') new Logger('Auth').warn('AUTHENTICATION IS OFF (no-op development mode): callers are NOT verified and choose their own identity.');
+            return auth.mode;
+          },
+        },
       ],
       exports: [AUTH_SETTINGS],
     };
