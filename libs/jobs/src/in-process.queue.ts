@@ -2,7 +2,8 @@ import type { JobProcessor, JobQueue } from './queue.port';
 
 interface Lane {
   concurrency: number;
-  processor: JobProcessor;
+  /** Jobs wait until a processor is registered (as they would in Redis). */
+  processor?: JobProcessor;
   running: number;
   waiting: { jobId: string; data: Record<string, unknown> }[];
 }
@@ -14,13 +15,14 @@ export class InProcessJobQueue implements JobQueue {
   private readonly active = new Map<string, AbortController>();
 
   process(queue: string, concurrency: number, processor: JobProcessor): Promise<void> {
-    this.lanes.set(queue, { concurrency, processor, running: 0, waiting: [] });
+    const lane = this.lane(queue);
+    Object.assign(lane, { concurrency, processor });
+    this.pump(lane);
     return Promise.resolve();
   }
 
   enqueue(queue: string, jobId: string, data: Record<string, unknown>): Promise<void> {
-    const lane = this.lanes.get(queue);
-    if (!lane) return Promise.reject(new Error(`no processor for queue ${queue}`));
+    const lane = this.lane(queue);
     lane.waiting.push({ jobId, data });
     this.pump(lane);
     return Promise.resolve();
@@ -39,13 +41,24 @@ export class InProcessJobQueue implements JobQueue {
     return Promise.resolve();
   }
 
+  private lane(queue: string): Lane {
+    let lane = this.lanes.get(queue);
+    if (!lane) {
+      lane = { concurrency: 1, running: 0, waiting: [] };
+      this.lanes.set(queue, lane);
+    }
+    return lane;
+  }
+
   private pump(lane: Lane): void {
+    const processor = lane.processor;
+    if (!processor) return;
     while (lane.waiting.length && (lane.concurrency <= 0 || lane.running < lane.concurrency)) {
       const next = lane.waiting.shift() as { jobId: string; data: Record<string, unknown> };
       const ac = new AbortController();
       this.active.set(next.jobId, ac);
       lane.running++;
-      void lane.processor(next.jobId, next.data, ac.signal).catch(() => undefined).finally(() => {
+      void processor(next.jobId, next.data, ac.signal).catch(() => undefined).finally(() => {
         lane.running--;
         this.active.delete(next.jobId);
         this.pump(lane);
