@@ -4,6 +4,7 @@ import { NodeStreamableHTTPServerTransport, toNodeHandler, type NodeMcpRequestHa
 import { createMcpHandler, isInitializeRequest, isLegacyRequest, McpServer, type ServerContext } from '@modelcontextprotocol/server';
 import type { Principal } from '@stoa/core';
 import type { McpServerSpec, ToolContext, ToolDefinition } from './mcp.types';
+import { compactJsonSchema } from './compact-schema';
 import { declaresTasks, principalOf, registerTaskMethods, TASKS_EXTENSION } from './tasks';
 import { errorToToolResult, toToolResult } from './tool-result';
 
@@ -127,7 +128,7 @@ export class McpEndpoint {
   }
 
   private register(server: McpServer, tool: ToolDefinition): void {
-    server.registerTool(tool.name, { description: tool.description, inputSchema: tool.input, annotations: tool.annotations }, async (args: unknown, ctx: ServerContext) => {
+    server.registerTool(tool.name, { description: tool.description, inputSchema: compactJsonSchema(tool.input), annotations: tool.annotations }, async (args: unknown, ctx: ServerContext) => {
       try {
         return toToolResult(await tool.handler(args as never, toolContext(ctx)));
       } catch (err) {
