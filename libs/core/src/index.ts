@@ -6,6 +6,8 @@ export { randomId, randomToken, sign, verifySignature } from './ids';
 export { DEV_PRINCIPAL_ID, type Principal } from './principal';
 /** Request-scoped context (principal, request id) carried by AsyncLocalStorage. */
 export { currentContext, runWithContext, type RequestContext } from './request-context';
+/** Bounded waits. */
+export { settlesWithin } from './timing';
 /** FIFO async mutex. */
 export { Mutex } from './mutex';
 /** Structured logging (pino) with access logs and redaction. */

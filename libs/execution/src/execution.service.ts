@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { InvalidInputError, type Principal } from '@stoa/core';
+import { InvalidInputError, settlesWithin, type Principal } from '@stoa/core';
 import { JobService, JobStatus } from '@stoa/jobs';
 import type { KernelExecution } from '@stoa/kernel';
 import { SessionService, SessionStatus, type SessionRuntime } from '@stoa/sessions';
@@ -186,17 +186,6 @@ function jobError(r: { success: boolean; stderr: string; kernel_restarted?: bool
   if (r.stderr.startsWith('Execution timeout after')) return r.stderr.slice(0, r.stderr.indexOf('.') + 1) || r.stderr;
   if (r.kernel_restarted) return r.stderr.slice(r.stderr.lastIndexOf('The kernel process died'));
   return FAILED;
-}
-
-/** Resolves true when `p` settles within `ms`. */
-async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([p.then(() => true, () => true), expired]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 export { FAILED };

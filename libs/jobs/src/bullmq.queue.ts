@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { UnavailableError } from '@stoa/core';
+import { settlesWithin, UnavailableError } from '@stoa/core';
 import type { JobProcessor, JobQueue } from './queue.port';
 
 export interface BullMqOptions {
@@ -41,15 +41,13 @@ export class BullMqJobQueue implements JobQueue {
   /** Checks Redis answers (a clear error instead of hanging at start) and subscribes to cross-replica cancellation. */
   async init(timeoutMs = 10_000): Promise<void> {
     this.subscriber.on('message', (_channel: string, jobId: string) => this.active.get(jobId)?.abort());
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs / 1000}s`)), timeoutMs)));
+    const ready = Promise.all([this.publisher.ping(), this.subscriber.subscribe(this.channel)]);
     try {
-      await Promise.race([Promise.all([this.publisher.ping(), this.subscriber.subscribe(this.channel)]), expired]);
+      if (!(await settlesWithin(ready, timeoutMs))) throw new Error(`no answer within ${timeoutMs / 1000}s`);
+      await ready;
     } catch (err) {
       for (const c of this.connections) c.disconnect();
       throw new UnavailableError(`Cannot reach Redis at ${redactUrl(this.o.url)} for background jobs (${(err as Error).message}). Check REDIS_URL / jobs.redis_url, or unset it to run jobs in-process.`);
-    } finally {
-      clearTimeout(timer);
     }
   }
 

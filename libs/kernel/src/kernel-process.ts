@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { randomToken } from '@stoa/core';
+import { randomToken, settlesWithin } from '@stoa/core';
 import { KernelDeadError, KernelStartError } from './kernel.errors';
 import { MarkerSplitter, OutputCapture } from './output-capture';
 import { ExecutionOutcome, type ExecuteOptions, type KernelDisplay, type KernelExecution, type ToolCallRecord, type ToolSpec } from './kernel.types';
@@ -97,17 +97,12 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
 
   /** Resolves once the driver reported ready; rejects if it dies first or takes longer than `timeoutMs`. */
   async waitReady(timeoutMs: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new KernelStartError(`The kernel did not start within ${timeoutMs / 1000}s.`)), timeoutMs);
-    });
     try {
-      await Promise.race([this.ready, timeout]);
+      if (!(await settlesWithin(this.ready, timeoutMs))) throw new KernelStartError(`The kernel did not start within ${timeoutMs / 1000}s.`);
+      await this.ready;
     } catch (err) {
       this.kill();
       throw err;
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -158,18 +153,18 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
 
     let outcome: ExecutionOutcome = ExecutionOutcome.completed;
     try {
-      if (!(await withTimeout(done, opts.timeoutMs))) {
+      if (!(await settlesWithin(done, opts.timeoutMs))) {
         this.interrupt();
         outcome = ExecutionOutcome.interrupted;
-        if (!(await withTimeout(done, opts.graceMs))) {
+        if (!(await settlesWithin(done, opts.graceMs))) {
           outcome = ExecutionOutcome.killed;
           this.kill();
-          await withTimeout(this.closed, 2000);
+          await settlesWithin(this.closed, 2000);
         }
       }
       if (!pending.reply && outcome !== ExecutionOutcome.killed) {
         outcome = ExecutionOutcome.died;
-        await withTimeout(this.closed, 1000);
+        await settlesWithin(this.closed, 1000);
       }
     } finally {
       this.out.end();
@@ -210,7 +205,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
   /** Kills the group and waits until the process is reaped. */
   async close(): Promise<void> {
     this.killGroup();
-    await withTimeout(this.closed, 5000);
+    await settlesWithin(this.closed, 5000);
   }
 
   private killGroup(): void {
@@ -245,14 +240,5 @@ function describeExit(code: number | null, signal: NodeJS.Signals | null): strin
   return signal ? `signal ${signal}` : `exit code ${code}`;
 }
 
-async function withTimeout(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([p.then(() => true), expired]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 export { describeExit };
