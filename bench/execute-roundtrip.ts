@@ -21,7 +21,7 @@ const KERNEL_OPTS = { timeoutMs: 300_000, graceMs: 3_000, captureChars: 50_000 }
 async function main(): Promise<void> {
   quietNestLogger();
   const executor = await startExecutor();
-  const kernels = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000 });
+  const kernels = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000, dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')) });
   const cwd = mkdtempSync(join(tmpdir(), 'stoa-bench-'));
   const scratch = [cwd];
   try {
@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     if (!created.success || !created.session_id) throw new Error(`could not create a session: ${JSON.stringify(created)}`);
     const sessionId = created.session_id;
 
-    const kernel = await kernels.start({ cwd, env: {}, label: 'bench' });
+    const kernel = await kernels.start(kernels.allocateDirs());
     await kernel.execute('x = 1', KERNEL_OPTS);
 
     const subjects = {

@@ -90,7 +90,7 @@ async function main(): Promise<void> {
   note(`load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on the machine skews the figures)`);
   const python = realPython();
   note(`python: ${python}`);
-  const kernels = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000 });
+  const kernels = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000, dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')) });
   const cwd = mkdtempSync(join(tmpdir(), 'stoa-bench-'));
   const prefix = uniquePrefix('scaling');
   const configs: Config[] = [
@@ -109,7 +109,7 @@ async function main(): Promise<void> {
     }
     for (let i = 0; i < KERNEL_PER_CHUNK; i++) {
       const t0 = performance.now();
-      const k = await kernels.start({ cwd, env: {}, label: 'bench' });
+      const k = await kernels.start(kernels.allocateDirs());
       await k.close();
       kernelMs.push(performance.now() - t0);
     }

@@ -162,9 +162,9 @@ async function main(): Promise<void> {
   writeFileSync(join(root, 'benchpkg', 'ops.py'), `${PACKAGE}\n`);
   const { tools } = buildCatalog(MANIFEST, 'proxy-overhead bench');
   const specs = kernelToolSpecs({ serverName: 'bench', tools, states: [], skills: [] });
-  const kernels = new KernelService({ python: 'python3', env: { PYTHONPATH: root }, passthroughEnv: [], startTimeoutMs: 20_000, bootstrap: (k) => k.installTools(specs, 20_000) });
+  const kernels = new KernelService({ python: 'python3', env: { PYTHONPATH: root }, passthroughEnv: [], startTimeoutMs: 20_000, dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')), bootstrap: (k) => k.installTools(specs, 20_000) });
   try {
-    const k = await kernels.start({ cwd: root, env: {}, label: 'bench-proxy' });
+    const k = await kernels.start(kernels.allocateDirs());
     // Warm-up: imports, the proxies' lazy import of their implementation, one call of each.
     const warm = await k.execute(`${PRELUDE}\nadd(1, 2); make_list(3); make_digits(3)\n_ops.add(1, 2)\nprint(_ops.add is not add)`, OPTS);
     check(warm, 'warm-up');

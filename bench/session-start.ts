@@ -1,7 +1,10 @@
 /**
  * session-start: the first execute of a NEW session over MCP (no execution_session_id → session
- * created, kernel started, code run), next to a bare `python -c pass` (spawn → exit) and a direct
- * KernelService.start (spawn → driver ready), measured interleaved in the same run.
+ * created, kernel taken from the warm pool or started, code run) on two executors with the default
+ * sandbox (network none, filesystem confined; per-kernel uid when run as root) — one with the warm pool,
+ * one without — next to a bare `python -c pass` (spawn → exit) and a direct sandboxed KernelService.start
+ * (spawn → driver ready → bootstrap), measured interleaved in the same run. Before each pooled sample the
+ * pool is refilled (not timed): the figure is what a new session costs when the pool is keeping up.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,25 +36,39 @@ async function main(): Promise<void> {
   quietNestLogger();
   const python = realPython();
   note(`python: ${python}`);
-  const executor = await startExecutor();
-  const kernels = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000 });
+  const executor = await startExecutor({ config: { sessions: { warm_pool: 2 } } });
+  const cold = await startExecutor({ config: { sessions: { warm_pool: 0 } } });
+  const kernels = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000, dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')) });
   const cwd = mkdtempSync(join(tmpdir(), 'stoa-bench-'));
   const scratch = [cwd];
   try {
     const client = await connect(executor.mcpUrl);
+    const coldClient = await connect(cold.mcpUrl);
+    const poolFull = async () => {
+      for (;;) {
+        const h = (await (await fetch(`${executor.url}/health`)).json()) as { warm_pool: { ready: number; size: number } };
+        if (h.warm_pool.ready >= h.warm_pool.size) return;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+    };
+    const newSession = async (c: typeof client) => {
+      const t0 = performance.now();
+      const text = await c.call('execute_demo_code', { code: '1+1' });
+      const ms = performance.now() - t0;
+      const r = JSON.parse(text) as { stdout?: string; session_id?: string };
+      if (r.stdout !== '2\n' || !r.session_id) throw new Error(`unexpected execute result: ${text}`);
+      const closed = JSON.parse(await c.call('demo_close_session', { session_id: r.session_id })) as { success?: boolean };
+      if (!closed.success) throw new Error(`could not close ${r.session_id}`);
+      return ms;
+    };
 
     // Each subject returns its measured ms; clean-up (closing the session / kernel) is not timed.
     const subjects = {
-      'new-session-execute': async () => {
-        const t0 = performance.now();
-        const text = await client.call('execute_demo_code', { code: '1+1' });
-        const ms = performance.now() - t0;
-        const r = JSON.parse(text) as { stdout?: string; session_id?: string };
-        if (r.stdout !== '2\n' || !r.session_id) throw new Error(`unexpected execute result: ${text}`);
-        const closed = JSON.parse(await client.call('demo_close_session', { session_id: r.session_id })) as { success?: boolean };
-        if (!closed.success) throw new Error(`could not close ${r.session_id}`);
-        return ms;
+      'new-session-pool': async () => {
+        await poolFull();
+        return newSession(client);
       },
+      'new-session-no-pool': () => newSession(coldClient),
       'python-spawn': async () => {
         const t0 = performance.now();
         await runToExit(python, ['-c', 'pass']);
@@ -59,7 +76,7 @@ async function main(): Promise<void> {
       },
       'kernel-start': async () => {
         const t0 = performance.now();
-        const kernel = await kernels.start({ cwd, env: {}, label: 'bench' });
+        const kernel = await kernels.start(kernels.allocateDirs());
         const ms = performance.now() - t0;
         await kernel.close();
         return ms;
@@ -68,7 +85,7 @@ async function main(): Promise<void> {
     const names = Object.keys(subjects) as (keyof typeof subjects)[];
     const samples = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<keyof typeof subjects, number[]>;
 
-    note(`warm-up ${WARMUP} rounds, then ${SAMPLES} measured rounds (new session / python spawn / kernel start, interleaved)`);
+    note(`warm-up ${WARMUP} rounds, then ${SAMPLES} measured rounds (pooled / unpooled new session, python spawn, kernel start; interleaved)`);
     for (let i = 0; i < WARMUP + SAMPLES; i++) {
       for (let j = 0; j < names.length; j++) {
         const name = names[(i + j) % names.length] as keyof typeof subjects;
@@ -77,21 +94,26 @@ async function main(): Promise<void> {
       }
     }
 
-    const session = summarize(samples['new-session-execute']);
+    const pooled = summarize(samples['new-session-pool']);
+    const unpooled = summarize(samples['new-session-no-pool']);
     const spawnPy = summarize(samples['python-spawn']);
     const kernelStart = summarize(samples['kernel-start']);
     emitFigures(BENCH, 'python-spawn', spawnPy);
-    emitFigures(BENCH, 'kernel-start', kernelStart, { name: 'python-spawn', summary: spawnPy });
-    emitFigures(BENCH, 'new-session-execute', session, { name: 'python-spawn', summary: spawnPy });
-    emitFigures(BENCH, 'new-session-execute', session, { name: 'kernel-start', summary: kernelStart });
+    emitFigures(BENCH, 'kernel-start-sandboxed', kernelStart, { name: 'python-spawn', summary: spawnPy });
+    emitFigures(BENCH, 'new-session-no-pool', unpooled, { name: 'python-spawn', summary: spawnPy });
+    emitFigures(BENCH, 'new-session-pool', pooled, { name: 'python-spawn', summary: spawnPy });
+    emitFigures(BENCH, 'new-session-pool', pooled, { name: 'new-session-no-pool', summary: unpooled });
+    note(`goals: new-session-pool p50 <= 10 ms (got ${pooled.p50_ms.toFixed(1)}), new-session-no-pool p50 <= 50 ms (got ${unpooled.p50_ms.toFixed(1)})`);
     await client.close();
+    await coldClient.close();
   } catch (err) {
-    note(`executor logs:\n${executor.logs()}`);
+    note(`executor logs:\n${executor.logs()}\n${cold.logs()}`);
     throw err;
   } finally {
     await kernels.onApplicationShutdown();
     await executor.stop();
-    for (const dir of [dirname(executor.dataDir), ...scratch]) rmSync(dir, { recursive: true, force: true });
+    await cold.stop();
+    for (const dir of [dirname(executor.dataDir), dirname(cold.dataDir), ...scratch]) rmSync(dir, { recursive: true, force: true });
   }
 }
 

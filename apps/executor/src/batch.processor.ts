@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { BatchRunner } from '@stoa/execution';
 import { JobService, JobStatus } from '@stoa/jobs';
@@ -33,7 +32,7 @@ export class BatchProcessor implements OnApplicationBootstrap {
     if (!(await this.jobs.claim(jobId))) return; // cancelled or finished elsewhere
     this.jobs.trackOutput(jobId);
     try {
-      const out = await this.runner.run({ jobId, ...item }, join(this.settings.dataDir, 'items'), signal, (stream, text) => this.jobs.appendOutput(jobId, stream, text));
+      const out = await this.runner.run({ jobId, ...item }, signal, (stream, text) => this.jobs.appendOutput(jobId, stream, text));
       await this.jobs.finish(jobId, { status: out.status, result: out.result as unknown as Record<string, unknown>, payload: out.payload, error: out.error });
     } catch (err) {
       this.logger.warn({ jobId, err: (err as Error).message }, 'batch item failed');

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { AUTH_ENV, authConfigSchema } from '@stoa/auth';
 import { boolish, ConfigError, loadConfig, positiveInt } from '@stoa/config';
 import { checkTimeouts, EXECUTION_ENV, executionConfigSchema, resolveTruncationThreshold } from '@stoa/execution';
-import { environmentConfigSchema, KERNEL_ENV } from '@stoa/kernel';
+import { kernelEnvironmentFields, KERNEL_ENV, SANDBOX_ENV, sandboxConfigSchema } from '@stoa/kernel';
+import { assetSpecSchema, checkEnvironmentBuild, environmentBuildFields, sidecarListSchema } from '@stoa/provision';
 import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
 import { JOBS_ENV, jobsConfigSchema } from '@stoa/jobs';
 import { SESSION_ENV, sessionConfigSchema } from '@stoa/sessions';
@@ -25,6 +26,12 @@ const serverSchema = z
   })
   .prefault({});
 
+/** `environment:` — how kernels' Python is built (@stoa/provision) and what they inherit (@stoa/kernel). */
+const environmentSchema = z
+  .object({ ...environmentBuildFields, ...kernelEnvironmentFields })
+  .superRefine(checkEnvironmentBuild)
+  .prefault({});
+
 /** The whole server.yaml of an executor. */
 export const executorConfigSchema = z
   .object({
@@ -34,7 +41,13 @@ export const executorConfigSchema = z
     server: serverSchema,
     auth: authConfigSchema,
     database: databaseConfigSchema,
-    environment: environmentConfigSchema,
+    environment: environmentSchema,
+    sandbox: sandboxConfigSchema,
+    /** Loopback services started before kernels; their URL is exported to kernels (reference §10.1). */
+    sidecars: sidecarListSchema.default([]),
+    /** Files fetched into the asset cache (MCP_ASSET_CACHE_DIR) at start (reference §10.2). */
+    assets: z.array(assetSpecSchema).default([]),
+    auto_provision: boolish.default(true),
     execution: executionConfigSchema,
     sessions: sessionConfigSchema,
     jobs: jobsConfigSchema,
@@ -44,6 +57,13 @@ export const executorConfigSchema = z
   .superRefine((c, ctx) => {
     const problem = checkTimeouts(c.execution);
     if (problem) ctx.addIssue({ code: 'custom', path: ['execution', 'default_timeout'], message: problem });
+    if (c.sidecars.length && c.sandbox.network === 'none') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['sidecars'],
+        message: 'kernels reach sidecars on 127.0.0.1, which sandbox.network: none takes away; set sandbox.network: inherit to use sidecars',
+      });
+    }
   });
 export type ExecutorConfig = z.output<typeof executorConfigSchema>;
 
@@ -56,6 +76,7 @@ const ENV_MAP = {
   ...AUTH_ENV,
   ...DATABASE_ENV,
   ...KERNEL_ENV,
+  ...SANDBOX_ENV,
   ...SESSION_ENV,
   ...EXECUTION_ENV,
   ...JOBS_ENV,
@@ -70,6 +91,8 @@ export interface ExecutorSettings {
   truncationThreshold: number;
   /** Tools, states and skills from the manifest and skills directory. */
   domain: LoadedDomain;
+  /** Filled by provisioning at start: the kernel interpreter, paths kernels read, variables they inherit. */
+  runtime?: { python: string; readPaths: string[]; env: Record<string, string> };
 }
 
 /** Loads server.yaml (+ env + CLI overrides) and derives the settings every module needs. */

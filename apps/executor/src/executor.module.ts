@@ -33,10 +33,14 @@ export class ExecutorModule {
         AuthModule.forRoot({ auth: c.auth, publicBaseUrl: c.server.public_url }),
         PersistenceModule.forRoot({ database: c.database, defaultSqlitePath: join(s.dataDir, 'stoa.sqlite'), migrations: [...SESSION_MIGRATIONS, ...JOB_MIGRATIONS] }),
         KernelModule.forRoot({
-          python: c.environment.python,
+          python: s.runtime?.python ?? c.environment.python,
           env: kernelEnv(s),
           passthroughEnv: c.environment.passthrough_env,
           startTimeoutMs: c.execution.start_timeout_seconds * 1000,
+          dataDir: s.dataDir,
+          sandbox: c.sandbox,
+          warmPool: c.sessions.warm_pool,
+          readPaths: s.runtime?.readPaths,
           bootstrap: toolBootstrap(s),
         }),
         SessionModule.forRoot({
@@ -75,7 +79,7 @@ export class ExecutorModule {
 
 /** Kernel variables: the operator's, plus the tool modules' directories on PYTHONPATH. */
 function kernelEnv(s: ExecutorSettings): Record<string, string> {
-  const env = { ...s.config.environment.env };
+  const env = { ...s.runtime?.env, ...s.config.environment.env };
   const paths = [...s.domain.pythonPath, ...(env.PYTHONPATH ? [env.PYTHONPATH] : [])];
   if (paths.length) env.PYTHONPATH = paths.join(delimiter);
   return env;

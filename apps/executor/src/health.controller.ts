@@ -1,4 +1,4 @@
-import { Controller, Get, Inject } from '@nestjs/common';
+import { Controller, Get, HttpException, HttpStatus, Inject } from '@nestjs/common';
 import { Public } from '@stoa/auth';
 import { KernelService } from '@stoa/kernel';
 import { EXECUTOR_SETTINGS } from './executor.tokens';
@@ -21,7 +21,18 @@ export class HealthController {
       server: this.settings.config.name,
       replica: this.settings.replica,
       python: this.kernels.python.version,
-      kernels: this.kernels.liveCount,
+      kernels: this.kernels.inUseCount,
+      sandbox: this.kernels.sandbox.describe(),
+      warm_pool: this.kernels.poolStatus(),
     };
+  }
+
+  /** Readiness: 503 while the warm pool keeps failing to start kernels (the sandbox or interpreter broke). */
+  @Get('health/ready')
+  ready() {
+    const pool = this.kernels.poolStatus();
+    const body = { status: pool.healthy ? 'ready' : 'not_ready', server: this.settings.config.name, warm_pool: pool };
+    if (!pool.healthy) throw new HttpException(body, HttpStatus.SERVICE_UNAVAILABLE);
+    return body;
   }
 }

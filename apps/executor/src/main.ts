@@ -11,6 +11,7 @@ import { OpenApiDocument } from './admin.controller';
 import { ExecutorModule } from './executor.module';
 import { loadExecutorSettings, type ExecutorSettings } from './executor.config';
 import { installHttpBasics } from './http-basics';
+import { provision } from './provisioning';
 
 const USAGE = `Usage: node dist/apps/executor/main.js --config <server.yaml> [--host H] [--port P]
        [--allow-unauthenticated-remote] [--warm]
@@ -70,20 +71,29 @@ async function main(): Promise<void> {
     const refusal = unauthenticatedRemoteRefusal(server.host);
     if (refusal && !server.allow_unauthenticated_remote) fail(refusal);
   }
-  const app = await NestFactory.create<NestExpressApplication>(ExecutorModule.forRoot(settings), { bodyParser: false, bufferLogs: true });
-  app.useLogger(app.get(Logger));
+  const { sidecars } = await provision(settings, (msg) => logger.info({ server: name }, msg), { warm });
   if (warm) {
-    logger.info({ server: name }, 'environment ready (--warm); exiting');
-    await app.close();
+    process.stdout.write(`✓ Environment '${name}' is warm and ready.\n`);
     return;
   }
+  let app: NestExpressApplication;
+  try {
+    app = await NestFactory.create<NestExpressApplication>(ExecutorModule.forRoot(settings), { bodyParser: false, bufferLogs: true });
+  } catch (err) {
+    await sidecars.stop();
+    throw err;
+  }
+  app.useLogger(app.get(Logger));
   app.use(accessLog(logger));
   installHttpBasics(app, { maxBodyBytes: server.max_body_mb * 1024 * 1024, allowedHosts: allowedHostsFor(server.host, server.allowed_hosts) });
   app.get(OpenApiDocument).document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder().setTitle(`Stoa executor '${name}' admin API`).setVersion('v1').addBearerAuth().build(),
   );
-  shutdownOn(['SIGTERM', 'SIGINT'], () => app.close(), logger);
+  shutdownOn(['SIGTERM', 'SIGINT'], async () => {
+    await app.close(); // kernels (pooled ones too) reaped, sessions marked
+    await sidecars.stop();
+  }, logger);
   await app.listen(server.port, server.host);
   const url = await app.getUrl();
   logger.info({ server: name, url: `${url.replace('[::1]', '127.0.0.1')}/mcp`, replica: settings.replica }, `${name} executor listening`);

@@ -3,17 +3,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { EXECUTOR_MAIN } from '../../../test/support/paths';
 import { startExecutor } from '../../../test/support/executor-process';
+import { alive, descendants } from '../../../test/support/processes';
 import { devToken, v2Client } from '../../../test/support/ts-clients';
-
-/** Running (not a zombie waiting for init to reap it). */
-function processAlive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 describe('executor lifecycle', () => {
   it('after a restart an old session id answers "expired — start a new session", never a crash', async () => {
@@ -38,15 +29,13 @@ describe('executor lifecycle', () => {
   it('SIGTERM reaps every kernel process, including their children', async () => {
     const ex = await startExecutor();
     const c = await v2Client(ex.mcpUrl, 'auto');
-    const pids: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      const r = await c.call('execute_demo_code', { code: "import os, subprocess\np = subprocess.Popen(['sleep', '300'])\nprint(os.getpid(), p.pid)" });
-      pids.push(...(r.json.stdout as string).trim().split(' ').map(Number));
-    }
+    for (let i = 0; i < 3; i++) await c.call('execute_demo_code', { code: "import subprocess\np = subprocess.Popen(['sleep', '300'])" });
     await c.close();
-    expect(pids.every(processAlive)).toBe(true);
+    // Kernels live in pid namespaces: find them (and their sleeps) from the host side.
+    const pids = descendants(ex.proc.pid!);
+    expect(pids.filter((p) => readFileSync(`/proc/${p}/cmdline`, 'utf8').startsWith('sleep')).length).toBe(3);
     expect(await ex.stop('SIGTERM')).toBe(0);
-    expect(pids.filter(processAlive)).toEqual([]);
+    expect(pids.filter(alive)).toEqual([]);
   });
 
   it('refuses to bind a non-loopback address with no-op auth, naming both ways to acknowledge it', () => {

@@ -1,5 +1,3 @@
-import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Inject, Injectable } from '@nestjs/common';
 import { InvalidInputError, pyRepr } from '@stoa/core';
 import { JobStatus } from '@stoa/jobs';
@@ -56,11 +54,8 @@ export class BatchRunner {
     private readonly execution: ExecutionService,
   ) {}
 
-  async run(item: BatchItem, itemsDir: string, signal: AbortSignal, onOutput: (stream: 'stdout' | 'stderr', text: string) => void): Promise<BatchItemOutcome> {
-    const base = join(itemsDir, item.jobId);
-    const [work, outputs] = [join(base, 'work'), join(base, 'outputs')];
-    await Promise.all([mkdir(work, { recursive: true }), mkdir(outputs, { recursive: true })]);
-    const kernel = await this.kernels.start({ cwd: work, label: item.jobId, env: { AGORA_OUTPUT_DIR: outputs, USER_IDENTITY: item.owner, STOA_SESSION_ID: item.sessionId } });
+  async run(item: BatchItem, signal: AbortSignal, onOutput: (stream: 'stdout' | 'stderr', text: string) => void): Promise<BatchItemOutcome> {
+    const { kernel, dirs } = await this.kernels.acquire();
     const stop = () => kernel.kill();
     signal.addEventListener('abort', stop);
     try {
@@ -69,7 +64,8 @@ export class BatchRunner {
         kernel.kill();
         return { status: JobStatus.cancelled, result: { ...emptyResult(), description: '', session_id: item.sessionId, error: 'cancelled' }, payload: null, error: 'cancelled' };
       }
-      const run = await kernel.execute(item.code, { timeoutMs: item.timeoutS * 1000, graceMs: this.settings.interruptGraceMs, captureChars: this.execution.captureChars(), onOutput });
+      await kernel.assign({ USER_IDENTITY: item.owner, STOA_SESSION_ID: item.sessionId });
+      const run = await kernel.execute(item.code, { timeoutMs: item.timeoutS * 1000, graceMs: this.settings.interruptGraceMs, captureChars: this.execution.captureChars(), screen: this.kernels.screenOptions, onOutput });
       const shaped = { ...shapeResult(run, item.timeoutS, this.execution.captureChars(), this.settings.interruptGraceMs), description: '', session_id: item.sessionId };
       if (signal.aborted) return { status: JobStatus.cancelled, result: shaped, payload: null, error: 'cancelled' };
       const captured = shaped.success && item.resultVariable ? await kernel.capture(item.resultVariable, 10_000) : undefined;
@@ -77,7 +73,7 @@ export class BatchRunner {
     } finally {
       signal.removeEventListener('abort', stop);
       await kernel.close();
-      await rm(base, { recursive: true, force: true });
+      await this.kernels.releaseDirs(dirs);
     }
   }
 }

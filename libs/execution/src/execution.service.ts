@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InvalidInputError, settlesWithin, type Principal } from '@stoa/core';
 import { JobService, JobStatus } from '@stoa/jobs';
-import type { KernelExecution } from '@stoa/kernel';
+import { KernelService, type KernelExecution } from '@stoa/kernel';
 import { SessionService, SessionStatus, type SessionRuntime } from '@stoa/sessions';
 import { MAX_CAPTURE_CHARS } from './execution.config';
 import type { ExecuteInput, ExecuteOrigin, ExecuteResult, JobHandle } from './execution.types';
@@ -27,6 +27,7 @@ export class ExecutionService {
   constructor(
     @Inject(EXECUTION_SETTINGS) private readonly settings: ExecutionSettings,
     private readonly sessions: SessionService,
+    private readonly kernels: KernelService,
     @Optional() private readonly jobs?: JobService,
   ) {}
 
@@ -66,6 +67,7 @@ export class ExecutionService {
         timeoutMs: timeoutS * 1000,
         graceMs: this.settings.interruptGraceMs,
         captureChars: this.captureChars(),
+        screen: this.kernels.screenOptions,
         onOutput: (stream, text) => {
           origin.onOutput?.(stream, text);
           if (jobId) this.jobs?.appendOutput(jobId, stream, text);
@@ -137,6 +139,7 @@ export class ExecutionService {
         timeoutMs: timeoutS * 1000,
         graceMs: this.settings.interruptGraceMs,
         captureChars: this.captureChars(),
+        screen: this.kernels.screenOptions,
         onOutput: (stream, text) => {
           origin.onOutput?.(stream, text);
           jobs.appendOutput(job.id, stream, text);

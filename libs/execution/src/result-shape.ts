@@ -10,6 +10,7 @@ export function emptyResult(): Omit<ExecuteResult, 'description'> {
 
 /** A kernel run as the reference's inline result (§1.2): truncated streams, timeout and death messages. */
 export function shapeResult(run: KernelExecution, timeoutS: number, limit: number, graceMs: number): Omit<ExecuteResult, 'description' | 'session_id'> {
+  if (run.rejected) return { ...emptyResult(), stderr: run.rejected, error: run.rejected };
   const stdout = truncateStdout(run.stdout, limit);
   let stderr = truncateStderr(run.stderr, limit);
   const omitted = run.toolCallsDropped && Object.keys(run.toolCallsDropped).length ? { tool_calls_omitted: run.toolCallsDropped } : {};

@@ -18,6 +18,8 @@ import traceback
 
 CMD_FD = int(os.environ.pop("STOA_CMD_FD", "3"))
 REPLY_FD = int(os.environ.pop("STOA_REPLY_FD", "4"))
+CTL_FD = int(os.environ.pop("STOA_CTL_FD", "5"))
+REAP_STRAYS = os.environ.pop("STOA_REAP_STRAYS", "") == "1"
 MAX_DISPLAY_BYTES = 5 * 1024 * 1024
 
 _in_user_code = False
@@ -27,6 +29,63 @@ def _on_sigint(signum, frame):
     # Only user code is interruptible; a late SIGINT must never break the protocol loop.
     if _in_user_code:
         raise KeyboardInterrupt()
+
+
+def _confine():
+    """Applies the host's rlimits, then drops to the kernel's own uid (root servers). Runs before any user code."""
+    import resource
+    limits = json.loads(os.environ.pop("STOA_LIMITS", "{}") or "{}")
+    names = {"as": resource.RLIMIT_AS, "nproc": resource.RLIMIT_NPROC,
+             "fsize": resource.RLIMIT_FSIZE, "nofile": resource.RLIMIT_NOFILE}
+    for key, value in limits.items():
+        if key in names and value:
+            resource.setrlimit(names[key], (int(value), int(value)))
+    uid = os.environ.pop("STOA_DROP_UID", None)
+    gid = os.environ.pop("STOA_DROP_GID", None)
+    if uid is not None:
+        os.setgroups([])
+        os.setresgid(int(gid or uid), int(gid or uid), int(gid or uid))
+        os.setresuid(int(uid), int(uid), int(uid))
+        if os.getuid() == 0 or os.geteuid() == 0:
+            raise SystemExit("stoa: could not drop root privileges")
+    os.umask(0o077)
+
+
+def _watch_interrupts():
+    """The host asks for a KeyboardInterrupt by writing to the control pipe (signals cannot cross bwrap)."""
+    def watch():
+        while True:
+            try:
+                data = os.read(CTL_FD, 64)
+            except OSError:
+                return
+            if not data:
+                return
+            if b"i" in data:
+                os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=watch, name="stoa-interrupts", daemon=True).start()
+
+
+def _reap_strays():
+    """After a timeout: end what the cell left running (fork bombs, busy children). Only where the kernel has
+    its own pid namespace or uid, so kill(-1) reaches nothing outside this kernel."""
+    import time
+    if not REAP_STRAYS:
+        return
+    for _ in range(200):
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except OSError:  # ESRCH: nothing left to signal
+            break
+        while True:
+            try:
+                pid, _status = os.waitpid(-1, os.WNOHANG)
+            except OSError:
+                break
+            if pid == 0:
+                break
+        time.sleep(0.005)
 
 
 def _die_with_parent():
@@ -218,6 +277,19 @@ class Driver(object):
         kept = [line for line in lines if "stoa_driver.py" not in line]
         return "".join(kept)
 
+    def screen(self, command):
+        """The reference's AST screen (agent guidance, not security): a rejection message or None."""
+        options = command.get("screen")
+        if not options:
+            return None
+        try:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            import stoa_screen
+        finally:
+            sys.path.pop(0)
+        ok, message = stoa_screen.validate_code(command.get("code", ""), tuple(options.get("allowed_prefixes") or ("/tmp",)))
+        return None if ok else message
+
     def flush_streams(self, nonce):
         marker = "\x00STOA:%s\x00\n" % nonce
         for stream, fd in ((sys.stdout, 1), (sys.stderr, 2)):
@@ -242,7 +314,12 @@ class Driver(object):
             except ValueError:
                 continue
             op = command.get("op")
-            if op == "exec":
+            screened = self.screen(command) if op == "exec" else None
+            if screened:
+                self.flush_streams(command["nonce"])
+                self.send({"type": "result", "id": command["id"], "ok": False, "error": screened,
+                           "rejected": True, "displays": []})
+            elif op == "exec":
                 if self.tools is not None:
                     self.tools.begin(command.get("policy"))
                 ok, error = self.run(command.get("code", ""))
@@ -267,13 +344,26 @@ class Driver(object):
                 self.flush_streams(command["nonce"])
                 self.send({"type": "result", "id": command["id"], "ok": value is not None, "value": value,
                            "displays": []})
+            elif op == "reap":
+                _reap_strays()
+            elif op == "assign":
+                os.environ.update(command.get("env") or {})
+                self.flush_streams(command["nonce"])
+                self.send({"type": "result", "id": command["id"], "ok": True, "displays": []})
             elif op == "ping":
                 self.send({"type": "pong", "id": command.get("id")})
 
 
 def main():
+    _confine()
+    if os.environ.pop("STOA_PROBE", None):
+        with open(os.path.join(os.getcwd(), ".stoa-probe"), "w") as f:
+            f.write("ok")
+        print(json.dumps({"probe": "ok", "uid": os.getuid(), "pid": os.getpid()}))
+        return
     signal.signal(signal.SIGINT, _on_sigint)
     _die_with_parent()
+    _watch_interrupts()
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), encoding="utf-8",
                                   errors="backslashreplace", line_buffering=True)
     sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False), encoding="utf-8",

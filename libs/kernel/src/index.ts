@@ -1,5 +1,5 @@
 /** Kernel config schemas (environment:, timing) and the secret-name filter. */
-export { KERNEL_ENV, SECRET_NAME, environmentConfigSchema, kernelTimingSchema, type EnvironmentConfig } from './kernel.config';
+export { KERNEL_ENV, SECRET_NAME, kernelEnvironmentFields, kernelTimingSchema } from './kernel.config';
 /** Kernel errors. */
 export { KernelDeadError, KernelStartError } from './kernel.errors';
 /** One kernel process (driver over pipes, own process group). */
@@ -13,6 +13,11 @@ export { buildKernelEnv } from './kernel-env';
 /** Interpreter resolution. */
 export { driverPath, resolvePython, type PythonInfo } from './python';
 /** Execution result types. */
-export { ExecutionOutcome, type ExecuteOptions, type KernelDisplay, type KernelExecution, type KernelSpawnOptions, type StreamText, type ToolCallRecord, type ToolSpec } from './kernel.types';
+export { ExecutionOutcome, type ExecuteOptions, type KernelDisplay, type KernelExecution, type StreamText, type ToolCallRecord, type ToolSpec } from './kernel.types';
 /** Bounded output capture. */
 export { OutputCapture } from './output-capture';
+/** Sandbox config, launch plans and kernel directories. */
+export { SANDBOX_ENV, sandboxConfigSchema, codeScreenOn, needsNamespaces, type SandboxConfig } from './sandbox.config';
+export { Sandbox, type KernelDirs, type LaunchSpec } from './sandbox';
+/** Warm pool. */
+export { type KernelLease, type PoolStatus } from './kernel-pool';

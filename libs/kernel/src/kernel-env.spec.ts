@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildKernelEnv } from './kernel-env';
-import { environmentConfigSchema } from './kernel.config';
+import { z } from 'zod';
+import { kernelEnvironmentFields } from './kernel.config';
 
 describe('buildKernelEnv', () => {
   const host = { PATH: '/usr/bin', HOME: '/root', DATABASE_URL: 'postgres://u:p@h/db', REDIS_URL: 'redis://h', ENTRA_CLIENT_SECRET: 's', MY_TOKEN: 't', DB_PASSWORD: 'p', SOME_KEY: 'k', CUSTOM: 'c' };
@@ -20,7 +21,7 @@ describe('buildKernelEnv', () => {
   });
 
   it('refuses a secret-looking passthrough name in config with a reason', () => {
-    const r = environmentConfigSchema.safeParse({ passthrough_env: ['AWS_SECRET_ACCESS_KEY'] });
+    const r = z.object(kernelEnvironmentFields).safeParse({ passthrough_env: ['AWS_SECRET_ACCESS_KEY'] });
     expect(r.success).toBe(false);
     expect(r.error?.issues[0]?.message).toContain('kernels must not see server secrets');
   });

@@ -1,11 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { constants as osConstants } from 'node:os';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { randomToken, settlesWithin } from '@stoa/core';
 import { KernelDeadError, KernelStartError } from './kernel.errors';
 import { MarkerSplitter, OutputCapture } from './output-capture';
+import type { LaunchSpec } from './sandbox';
 import { ExecutionOutcome, type ExecuteOptions, type KernelDisplay, type KernelExecution, type ToolCallRecord, type ToolSpec } from './kernel.types';
 
 interface DriverReply {
@@ -18,6 +20,7 @@ interface DriverReply {
   error?: string | null;
   tool_calls?: ToolCallRecord[];
   tool_calls_dropped?: Record<string, number>;
+  rejected?: boolean;
 }
 
 interface Pending {
@@ -37,6 +40,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
   readonly startedAt = Date.now();
   private readonly child: ChildProcess;
   private readonly commands: Writable;
+  private readonly control: Writable;
   private readonly out = new MarkerSplitter();
   private readonly err = new MarkerSplitter();
   private pending: Pending | undefined;
@@ -46,16 +50,20 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
   private readonly ready: Promise<void>;
   private startupStderr = '';
 
-  constructor(python: string, driver: string, cwd: string, env: Record<string, string>) {
+  constructor(private readonly spec: LaunchSpec) {
     super();
-    this.child = spawn(python, ['-u', driver], {
-      cwd,
-      env,
+    this.child = spawn(spec.file, spec.args, {
+      cwd: spec.cwd,
+      env: spec.env,
+      uid: spec.uid,
+      gid: spec.gid,
       detached: true, // own process group: the whole tree is killed together
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
     });
     this.commands = this.child.stdio[3] as Writable;
+    this.control = (this.child.stdio as unknown as Writable[])[5]!;
     this.commands.on('error', () => undefined); // EPIPE when the kernel died; reported through 'exit'
+    this.control.on('error', () => undefined);
     this.pipeStream(this.child.stdout as Readable, this.out, 'stdout');
     this.pipeStream(this.child.stderr as Readable, this.err, 'stderr');
     this.closed = new Promise((resolve) => this.child.once('close', () => resolve()));
@@ -72,7 +80,8 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
         else this.onReply(msg);
       });
       this.child.once('error', (e) => reject(new KernelStartError(`Cannot start the kernel: ${e.message}`)));
-      this.child.once('exit', (code, signal) => {
+      this.child.once('exit', (rawCode, rawSignal) => {
+        const { code, signal } = unwrapExit(rawCode, rawSignal, this.spec.wrapped);
         this.exited = { code, signal };
         reject(new KernelStartError(`The kernel exited during start-up (${describeExit(code, signal)}). ${this.startupStderr.slice(-2000)}`.trim()));
         this.killGroup();
@@ -127,7 +136,13 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     return r.outcome === ExecutionOutcome.completed && v && v.kind !== 'missing' ? (v as { kind: 'json' | 'repr'; value: unknown }) : undefined;
   }
 
-  async execute(code: string, opts: ExecuteOptions, op: 'exec' | 'inspect' | 'install_tools' | 'capture' = 'exec', extra: Record<string, unknown> = {}): Promise<KernelExecution> {
+  /** Gives a (pooled) kernel its session identity: variables such as USER_IDENTITY and STOA_SESSION_ID. */
+  async assign(env: Record<string, string>, timeoutMs = 5000): Promise<void> {
+    const r = await this.execute('', { timeoutMs, graceMs: 500, captureChars: 1000 }, 'assign', { env });
+    if (r.outcome !== ExecutionOutcome.completed || r.raised) throw new KernelStartError(`The kernel did not accept its session (${r.outcome}).`);
+  }
+
+  async execute(code: string, opts: ExecuteOptions, op: 'exec' | 'inspect' | 'install_tools' | 'capture' | 'assign' = 'exec', extra: Record<string, unknown> = {}): Promise<KernelExecution> {
     if (this.exited) throw new KernelDeadError('The kernel has exited; start a new one.');
     if (this.pending) throw new KernelDeadError('The kernel is already executing.');
     const started = performance.now();
@@ -149,14 +164,15 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     this.pending = pending;
     this.out.begin(nonce, stdout, () => ((pending.stdoutDone = true), pending.check()));
     this.err.begin(nonce, stderr, () => ((pending.stderrDone = true), pending.check()));
-    this.commands.write(JSON.stringify({ ...extra, op, id, code, nonce, policy: opts.policy }) + '\n');
+    this.commands.write(JSON.stringify({ ...extra, op, id, code, nonce, policy: opts.policy, screen: opts.screen }) + '\n');
 
     let outcome: ExecutionOutcome = ExecutionOutcome.completed;
     try {
       if (!(await settlesWithin(done, opts.timeoutMs))) {
         this.interrupt();
         outcome = ExecutionOutcome.interrupted;
-        if (!(await settlesWithin(done, opts.graceMs))) {
+        if (await settlesWithin(done, opts.graceMs)) this.commands.write('{"op":"reap"}\n'); // before the next command: end what the cell left running
+        else {
           outcome = ExecutionOutcome.killed;
           this.kill();
           await settlesWithin(this.closed, 2000);
@@ -174,6 +190,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     return {
       outcome,
       raised: pending.reply?.ok === false,
+      rejected: pending.reply?.rejected ? pending.reply.error ?? 'rejected' : undefined,
       stdout,
       stderr,
       displays: pending.reply?.displays ?? [],
@@ -186,15 +203,9 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     };
   }
 
-  /** Sends SIGINT to the kernel (KeyboardInterrupt in user code; the namespace survives). */
+  /** Asks the driver for SIGINT (KeyboardInterrupt in user code; the namespace survives). */
   interrupt(): void {
-    if (this.child.pid && !this.exited) {
-      try {
-        process.kill(this.child.pid, 'SIGINT');
-      } catch {
-        /* already gone */
-      }
-    }
+    if (!this.exited) this.control.write('i');
   }
 
   /** Kills the kernel and everything it started (its process group). */
@@ -234,6 +245,13 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
       splitter.push(text);
     });
   }
+}
+
+/** bwrap reports a child killed by signal N as exit code 128+N; turn that back into the signal. */
+function unwrapExit(code: number | null, signal: NodeJS.Signals | null, wrapped: boolean): { code: number | null; signal: NodeJS.Signals | null } {
+  if (!wrapped || signal || code === null || code <= 128 || code > 128 + 64) return { code, signal };
+  const name = Object.entries(osConstants.signals).find(([, n]) => n === code - 128)?.[0] as NodeJS.Signals | undefined;
+  return name ? { code: null, signal: name } : { code, signal };
 }
 
 function describeExit(code: number | null, signal: NodeJS.Signals | null): string {

@@ -4,25 +4,19 @@ import { nonNegative } from '@stoa/config';
 /** Names that look like secrets never reach a kernel through pass-through. */
 export const SECRET_NAME = /SECRET|TOKEN|PASSWORD|PASSWD|PWD$|KEY|CREDENTIAL|CONNECTION_STRING|DATABASE_URL|REDIS_URL|^AZURE_/i;
 
-/** `environment:` in a server YAML (the kernel side of it). */
-export const environmentConfigSchema = z
-  .object({
-    type: z.enum(['system', 'venv', 'uv', 'conda']).default('system'),
-    /** Interpreter for kernels; default: the real path behind `python3`, resolved once at start. */
-    python: z.string().default('python3'),
-    /** Extra variables set in every kernel (written by the operator, so trusted). */
-    env: z.record(z.string(), z.string()).default({}),
-    /** Server variables copied into kernels by name; secret-looking names are refused. */
-    passthrough_env: z
-      .array(z.string())
-      .default([])
-      .refine((names) => names.every((n) => !SECRET_NAME.test(n)), {
-        message:
-          'passthrough_env names a secret-looking variable (SECRET, TOKEN, PASSWORD, KEY, …); kernels must not see server secrets — set a dedicated value under environment.env instead',
-      }),
-  })
-  .prefault({});
-export type EnvironmentConfig = z.output<typeof environmentConfigSchema>;
+/** The kernel keys of `environment:` in a server YAML (the build keys live in @stoa/provision). */
+export const kernelEnvironmentFields = {
+  /** Extra variables set in every kernel (written by the operator, so trusted). */
+  env: z.record(z.string(), z.string()).default({}),
+  /** Server variables copied into kernels by name; secret-looking names are refused. */
+  passthrough_env: z
+    .array(z.string())
+    .default([])
+    .refine((names) => names.every((n) => !SECRET_NAME.test(n)), {
+      message:
+        'passthrough_env names a secret-looking variable (SECRET, TOKEN, PASSWORD, KEY, …); kernels must not see server secrets — set a dedicated value under environment.env instead',
+    }),
+};
 
 /** Kernel timing knobs (under `execution:`). */
 export const kernelTimingSchema = z.object({

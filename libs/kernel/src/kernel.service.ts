@@ -1,8 +1,15 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { chmodSync, readdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { randomToken } from '@stoa/core';
 import { buildKernelEnv } from './kernel-env';
 import { KernelProcess } from './kernel-process';
+import { type KernelLease, type PoolStatus, WarmPool } from './kernel-pool';
+import { KernelStartError } from './kernel.errors';
 import { driverPath, resolvePython, type PythonInfo } from './python';
-import type { KernelSpawnOptions } from './kernel.types';
+import { codeScreenOn, sandboxConfigSchema, type SandboxConfig } from './sandbox.config';
+import { type KernelDirs, prepareDirs, Sandbox } from './sandbox';
 
 /** What the kernel service needs from config. */
 export interface KernelSettings {
@@ -10,6 +17,14 @@ export interface KernelSettings {
   env: Readonly<Record<string, string>>;
   passthroughEnv: readonly string[];
   startTimeoutMs: number;
+  /** Where kernel directories live (`{dataDir}/sessions/k-…`). */
+  dataDir: string;
+  /** Default: the secure one (network none, filesystem confined). */
+  sandbox?: SandboxConfig;
+  /** Kernels started ahead of demand (default 0 = none). */
+  warmPool?: number;
+  /** Extra host paths kernels must be able to read (environment prefix, asset cache…). */
+  readPaths?: readonly string[];
   /** Runs on every new kernel after it is ready (tool proxy injection); a failure fails the start. */
   bootstrap?: (kernel: KernelProcess) => Promise<void>;
 }
@@ -17,32 +32,82 @@ export interface KernelSettings {
 export const KERNEL_SETTINGS = Symbol('KERNEL_SETTINGS');
 
 /**
- * Starts kernels with the interpreter resolved once at boot and a scrubbed environment, and keeps
- * track of every live kernel so shutdown reaps them all (no orphans).
+ * Starts sandboxed kernels with the interpreter resolved once at boot and a scrubbed environment, keeps a
+ * warm pool, hands out per-kernel directories and uids, and reaps every kernel on shutdown (no orphans).
  */
 @Injectable()
-export class KernelService implements OnApplicationShutdown {
+export class KernelService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(KernelService.name);
   private readonly live = new Set<KernelProcess>();
+  private readonly uids = new Set<number>();
+  private nextUid = 0;
   readonly python: PythonInfo;
+  readonly sandbox: Sandbox;
   private readonly driver = driverPath();
+  private readonly pool: WarmPool;
+  private readonly screen: { allowed_prefixes: readonly string[] } | undefined;
 
   constructor(@Inject(KERNEL_SETTINGS) private readonly settings: KernelSettings) {
     this.python = resolvePython(settings.python);
-    this.logger.log({ python: this.python.executable, version: this.python.version }, 'kernel interpreter resolved');
+    const sandbox = settings.sandbox ?? sandboxConfigSchema.parse({});
+    const pythonPath = (settings.env.PYTHONPATH ?? '').split(':').filter(Boolean);
+    this.sandbox = new Sandbox({ config: sandbox, dataDir: settings.dataDir, python: this.python, driver: this.driver, readPaths: [...pythonPath, ...(settings.readPaths ?? [])] });
+    this.sandbox.probe();
+    this.screen = codeScreenOn(sandbox) ? { allowed_prefixes: sandbox.allowed_path_prefixes } : undefined;
+    this.logger.log({ python: this.python.executable, version: this.python.version, sandbox: this.sandbox.describe(), codeScreen: !!this.screen }, 'kernel interpreter and sandbox ready');
+    this.pool = new WarmPool(settings.warmPool ?? 0, () => this.startFresh(), (l) => this.discard(l));
     process.once('exit', () => this.killAll());
   }
 
-  /** Starts a kernel and waits until its driver is ready. */
-  async start(opts: KernelSpawnOptions): Promise<KernelProcess> {
+  onModuleInit(): void {
+    this.hardenDataDir();
+    this.pool.fill();
+  }
+
+  /** The code-screen options for executions, when the screen is on. */
+  get screenOptions(): { allowed_prefixes: readonly string[] } | undefined {
+    return this.screen;
+  }
+
+  /** A pooled kernel (synchronously), or undefined when none is ready. */
+  takeWarm(): KernelLease | undefined {
+    return this.pool.take();
+  }
+
+  /** A kernel with fresh directories: from the pool when one is ready, else started now. */
+  async acquire(): Promise<KernelLease> {
+    return this.pool.take() ?? (await this.startFresh());
+  }
+
+  /** New kernel directories with their own uid (root servers). */
+  allocateDirs(): KernelDirs {
+    const base = join(this.settings.dataDir, 'sessions', `k-${randomToken(12)}`);
+    const dirs: KernelDirs = { base, workDir: join(base, 'work'), outputDir: join(base, 'outputs'), uid: this.sandbox.dropUids ? this.allocateUid() : undefined };
+    try {
+      prepareDirs(dirs);
+    } catch (err) {
+      this.freeUid(dirs.uid);
+      throw err;
+    }
+    return dirs;
+  }
+
+  /** Removes kernel directories and frees their uid (call after the kernel is closed). */
+  async releaseDirs(dirs: KernelDirs): Promise<void> {
+    await rm(dirs.base, { recursive: true, force: true });
+    this.freeUid(dirs.uid);
+  }
+
+  /** Starts a kernel in existing directories (a session's replacement kernel) and waits until it is bootstrapped. */
+  async start(dirs: KernelDirs): Promise<KernelProcess> {
     const env = buildKernelEnv({
       host: process.env,
       pythonExecutable: this.python.executable,
       passthrough: this.settings.passthroughEnv,
       extra: this.settings.env,
-      session: opts.env,
+      session: { AGORA_OUTPUT_DIR: dirs.outputDir },
     });
-    const kernel = new KernelProcess(this.python.executable, this.driver, opts.cwd, env);
+    const kernel = new KernelProcess(this.sandbox.launch(dirs, env, ['-u', this.driver]));
     this.live.add(kernel);
     kernel.once('exit', () => this.live.delete(kernel));
     await kernel.waitReady(this.settings.startTimeoutMs);
@@ -57,9 +122,19 @@ export class KernelService implements OnApplicationShutdown {
     return kernel;
   }
 
-  /** Number of kernel processes alive now. */
+  /** Number of kernel processes alive now (pooled ones included). */
   get liveCount(): number {
     return this.live.size;
+  }
+
+  /** Kernels serving sessions and batch items (live ones minus those waiting in or starting for the pool). */
+  get inUseCount(): number {
+    const pool = this.pool.status();
+    return Math.max(0, this.live.size - pool.ready - pool.starting);
+  }
+
+  poolStatus(): PoolStatus {
+    return this.pool.status();
   }
 
   killAll(): void {
@@ -67,8 +142,52 @@ export class KernelService implements OnApplicationShutdown {
   }
 
   async onApplicationShutdown(): Promise<void> {
+    await this.pool.stop();
     const kernels = [...this.live];
     await Promise.all(kernels.map((k) => k.close()));
     if (kernels.length) this.logger.log({ count: kernels.length }, 'kernels reaped on shutdown');
+  }
+
+  private async startFresh(): Promise<KernelLease> {
+    const dirs = this.allocateDirs();
+    try {
+      return { kernel: await this.start(dirs), dirs };
+    } catch (err) {
+      await this.releaseDirs(dirs);
+      throw err;
+    }
+  }
+
+  private async discard(lease: KernelLease): Promise<void> {
+    await lease.kernel.close();
+    await this.releaseDirs(lease.dirs);
+  }
+
+  private allocateUid(): number {
+    const { uid_base: base, uid_count: count } = this.sandbox.config;
+    for (let i = 0; i < count; i++) {
+      const uid = base + ((this.nextUid + i) % count);
+      if (!this.uids.has(uid)) {
+        this.nextUid = (this.nextUid + i + 1) % count;
+        this.uids.add(uid);
+        return uid;
+      }
+    }
+    throw new KernelStartError(`All ${count} kernel uids (sandbox.uid_base ${base}…) are in use; raise sandbox.uid_count or close sessions.`);
+  }
+
+  private freeUid(uid: number | undefined): void {
+    if (uid !== undefined) this.uids.delete(uid);
+  }
+
+  /** Kernels under other uids may see the host view: keep the data dir unlistable and the database private. */
+  private hardenDataDir(): void {
+    if (!this.sandbox.dropUids) return;
+    try {
+      chmodSync(this.settings.dataDir, 0o711);
+      for (const f of readdirSync(this.settings.dataDir)) if (/\.sqlite/.test(f)) chmodSync(join(this.settings.dataDir, f), 0o600);
+    } catch (err) {
+      this.logger.warn({ err: (err as Error).message }, 'could not tighten data dir permissions');
+    }
   }
 }

@@ -35,6 +35,8 @@ export interface KernelExecution {
   outcome: ExecutionOutcome;
   /** Python raised (traceback is in stderr). */
   raised: boolean;
+  /** The code screen refused the cell; the message says why (nothing ran). */
+  rejected?: string;
   stdout: StreamText;
   stderr: StreamText;
   displays: KernelDisplay[];
@@ -57,20 +59,14 @@ export interface ExecuteOptions {
   graceMs: number;
   /** Characters kept from the start and end of each stream. */
   captureChars: number;
+  /** Run the reference's AST screen first (agent guidance). */
+  screen?: { allowed_prefixes: readonly string[] };
   /** Domain-function policy enforced by the tool proxies (glob patterns). */
   policy?: { allowed?: string[]; blocked?: string[] };
   /** Live output (for progress notifications). */
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
 }
 
-/** What a kernel is started with. */
-export interface KernelSpawnOptions {
-  cwd: string;
-  /** Session-specific variables (AGORA_OUTPUT_DIR, USER_IDENTITY…). */
-  env: Readonly<Record<string, string>>;
-  /** A label for logs. */
-  label: string;
-}
 
 /** One traced call of a domain tool proxy (reference §3.6). */
 export interface ToolCallRecord {

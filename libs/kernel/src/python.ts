@@ -7,13 +7,16 @@ import { KernelStartError } from './kernel.errors';
 export interface PythonInfo {
   executable: string;
   version: string;
+  /** sys.prefix and sys.base_prefix: what a sandboxed kernel must be able to read. */
+  prefix: string;
+  basePrefix: string;
 }
 
 /** Resolves `python` (a name on PATH or a path) to the real interpreter behind it. */
 export function resolvePython(python: string): PythonInfo {
   let out: string;
   try {
-    out = execFileSync(python, ['-c', 'import sys; print(sys.executable); print(".".join(map(str, sys.version_info[:3])))'], {
+    out = execFileSync(python, ['-c', 'import sys; print(sys.executable); print(".".join(map(str, sys.version_info[:3]))); print(sys.prefix); print(sys.base_prefix)'], {
       encoding: 'utf8',
       timeout: 20_000,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -24,13 +27,13 @@ export function resolvePython(python: string): PythonInfo {
         'Set environment.python in server.yaml (or STOA_PYTHON) to a Python >= 3.8 executable.',
     );
   }
-  const [executable, version] = out.trim().split('\n');
+  const [executable, version, prefix, basePrefix] = out.trim().split('\n');
   if (!executable || !version) throw new KernelStartError(`'${python}' did not report its executable path.`);
   const [major, minor] = version.split('.').map(Number);
   if ((major ?? 0) < 3 || (major === 3 && (minor ?? 0) < 8)) {
     throw new KernelStartError(`Kernel interpreter ${executable} is Python ${version}; Stoa needs Python >= 3.8.`);
   }
-  return { executable, version };
+  return { executable, version, prefix: prefix ?? dirname(dirname(executable)), basePrefix: basePrefix ?? prefix ?? dirname(dirname(executable)) };
 }
 
 /** Absolute path of the stdlib driver script, found from source and from dist alike. */

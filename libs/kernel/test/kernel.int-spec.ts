@@ -4,16 +4,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionOutcome, KernelService, type KernelProcess } from '@stoa/kernel';
 
-const service = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000 });
+const service = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000, dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')) });
 const run = (k: KernelProcess, code: string, timeoutMs = 10_000, graceMs = 2_000) =>
   k.execute(code, { timeoutMs, graceMs, captureChars: 100_000 });
 
 describe('KernelProcess (real Python)', () => {
   let kernel: KernelProcess;
-  const cwd = mkdtempSync(join(tmpdir(), 'stoa-kernel-'));
 
   beforeAll(async () => {
-    kernel = await service.start({ cwd, env: { AGORA_OUTPUT_DIR: cwd }, label: 't' });
+    kernel = await service.start(service.allocateDirs());
   });
   afterAll(async () => {
     await service.onApplicationShutdown();
@@ -49,19 +48,19 @@ describe('KernelProcess (real Python)', () => {
   });
 
   it('kills a kernel that ignores SIGINT', async () => {
-    const k = await service.start({ cwd, env: {}, label: 'sigint' });
+    const k = await service.start(service.allocateDirs());
     const r = await run(k, 'import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: time.sleep(0.05)', 300, 300);
     expect(r.outcome).toBe(ExecutionOutcome.killed);
     expect(k.alive).toBe(false);
   });
 
   it('detects os._exit and a segfault at once', async () => {
-    const k1 = await service.start({ cwd, env: {}, label: 'exit' });
+    const k1 = await service.start(service.allocateDirs());
     const r1 = await run(k1, "print('bye')\nimport os; os._exit(3)");
     expect(r1.outcome).toBe(ExecutionOutcome.died);
     expect(r1.exit).toEqual({ code: 3, signal: null });
     expect(r1.stdout.text()).toBe('bye\n');
-    const k2 = await service.start({ cwd, env: {}, label: 'segv' });
+    const k2 = await service.start(service.allocateDirs());
     const r2 = await run(k2, 'import ctypes; ctypes.string_at(0)');
     expect(r2.outcome).toBe(ExecutionOutcome.died);
     expect(r2.exit?.signal).toBe('SIGSEGV');

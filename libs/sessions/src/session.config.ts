@@ -6,6 +6,8 @@ export const sessionConfigSchema = z
   .object({
     max_sessions: positiveInt.default(100),
     idle_timeout_minutes: nonNegative.default(30),
+    /** Kernels started, sandboxed and bootstrapped ahead of demand (new sessions and batch items take them). */
+    warm_pool: nonNegative.default(2),
     /** How often the idle sweep runs. */
     sweep_interval_seconds: positiveInt.default(30),
     /** Key that signs session ids (share it across a dispatcher pool); random per process when unset. */
@@ -19,6 +21,7 @@ export type SessionConfig = z.output<typeof sessionConfigSchema>;
 /** Env overrides for {@link sessionConfigSchema}. */
 export const SESSION_ENV = {
   STOA_MAX_SESSIONS: 'sessions.max_sessions',
+  STOA_WARM_POOL: 'sessions.warm_pool',
   STOA_SESSION_KEY: 'sessions.id_signing_key',
   STOA_REPLICA: 'sessions.replica',
 } as const;

@@ -1,8 +1,6 @@
-import { mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { InvalidInputError, Mutex, type Principal } from '@stoa/core';
-import { KernelService, type KernelProcess } from '@stoa/kernel';
+import { KernelService, type KernelDirs, type KernelProcess } from '@stoa/kernel';
 import { SessionClosedError, SessionExpiredError, SessionLimitError, SessionNotFoundError } from './session.errors';
 import { SessionIdCodec } from './session-id';
 import { SessionRepository } from './session.repository';
@@ -22,9 +20,13 @@ export const SESSION_SETTINGS = Symbol('SESSION_SETTINGS');
 /** A live session on this replica: its record, directories, kernel and execution lock. */
 export interface SessionRuntime {
   record: SessionRecord;
+  /** The session's directories (work/, outputs/) and the uid its kernels run as. */
+  readonly dirs: KernelDirs;
   readonly workDir: string;
   readonly outputDir: string;
   kernel?: KernelProcess;
+  /** The kernel has been given this session's identity (pooled kernels start anonymous). */
+  assigned?: boolean;
   /** Set when the previous kernel ended abnormally; the next start reports it once. */
   lostState?: string;
   /** Serialises executions in this session. */
@@ -62,7 +64,10 @@ export class SessionService implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.sweeper);
     const ids = [...this.live.keys()];
-    await Promise.all([...this.live.values()].map((rt) => rt.kernel?.close() ?? Promise.resolve()));
+    await Promise.all([...this.live.values()].map(async (rt) => {
+      await rt.kernel?.close();
+      await this.kernels.releaseDirs(rt.dirs);
+    }));
     this.live.clear();
     await this.repo.end(ids, SessionStatus.expired, 'the executor shut down', Date.now()).catch(() => undefined);
   }
@@ -72,19 +77,24 @@ export class SessionService implements OnModuleInit, OnApplicationShutdown {
     if (this.live.size >= this.settings.maxSessions) throw new SessionLimitError(this.settings.maxSessions);
     const sid = id ?? this.ids.mint();
     const now = Date.now();
-    const base = join(this.settings.dataDir, 'sessions', sid);
+    // A warm kernel brings its directories; otherwise directories now and the kernel on first use.
+    const warm = this.kernels.takeWarm();
+    const dirs = warm?.dirs ?? this.kernels.allocateDirs();
     const runtime: SessionRuntime = {
       record: { id: sid, owner: principal.id, status: SessionStatus.active, replica: this.settings.replica, createdAt: now, lastUsedAt: now, endedAt: null, endReason: null, metadata },
-      workDir: join(base, 'work'),
-      outputDir: join(base, 'outputs'),
+      dirs,
+      workDir: dirs.workDir,
+      outputDir: dirs.outputDir,
+      kernel: warm?.kernel,
       lock: new Mutex(),
     };
     this.live.set(sid, runtime); // reserve before any await: the cap stays exact under concurrency
     try {
-      await Promise.all([mkdir(runtime.workDir, { recursive: true }), mkdir(runtime.outputDir, { recursive: true })]);
       await this.repo.insert(runtime.record);
     } catch (err) {
       this.live.delete(sid);
+      await runtime.kernel?.close();
+      await this.kernels.releaseDirs(dirs);
       throw err;
     }
     return runtime;
@@ -158,14 +168,17 @@ export class SessionService implements OnModuleInit, OnApplicationShutdown {
 
   /** The session's kernel, started on demand. Call while holding `runtime.lock`. */
   async kernelFor(runtime: SessionRuntime): Promise<{ kernel: KernelProcess; fresh: boolean }> {
-    if (runtime.kernel?.alive) return { kernel: runtime.kernel, fresh: false };
-    const kernel = await this.kernels.start({
-      cwd: runtime.workDir,
-      label: runtime.record.id,
-      env: { AGORA_OUTPUT_DIR: runtime.outputDir, USER_IDENTITY: runtime.record.owner, STOA_SESSION_ID: runtime.record.id },
-    });
-    runtime.kernel = kernel;
-    return { kernel, fresh: true };
+    let fresh = false;
+    if (!runtime.kernel?.alive) {
+      runtime.kernel = await this.kernels.start(runtime.dirs);
+      runtime.assigned = false;
+      fresh = true;
+    }
+    if (!runtime.assigned) {
+      await runtime.kernel.assign({ USER_IDENTITY: runtime.record.owner, STOA_SESSION_ID: runtime.record.id });
+      runtime.assigned = true;
+    }
+    return { kernel: runtime.kernel, fresh };
   }
 
   /** Expires sessions idle longer than the configured timeout (skipping busy ones). */
@@ -183,6 +196,6 @@ export class SessionService implements OnModuleInit, OnApplicationShutdown {
     runtime.record.status = status;
     await runtime.kernel?.close();
     await this.repo.end([id], status, reason, Date.now());
-    await rm(join(this.settings.dataDir, 'sessions', id), { recursive: true, force: true });
+    await this.kernels.releaseDirs(runtime.dirs);
   }
 }

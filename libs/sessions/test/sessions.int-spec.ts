@@ -18,7 +18,7 @@ async function boot(db: DbTarget, dataDir: string, replica = 'r1'): Promise<Test
   const mod = await Test.createTestingModule({
     imports: [
       PersistenceModule.forRoot({ database: db.database, defaultSqlitePath: db.defaultSqlitePath, migrations: [...SESSION_MIGRATIONS] }),
-      KernelModule.forRoot({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000 }),
+      KernelModule.forRoot({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000, dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')) }),
       SessionModule.forRoot({ maxSessions: 3, idleTimeoutMs: 60_000, sweepIntervalMs: 60_000, dataDir, replica }),
       ExecutionModule.forRoot({ serverName: 't', mode: 'sync', promotionThresholdS: 60, defaultTimeoutS: 30, maxTimeoutS: 60, truncationThreshold: 50_000, interruptGraceMs: 1000 }),
     ],

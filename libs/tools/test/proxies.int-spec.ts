@@ -1,4 +1,4 @@
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { KernelService, type KernelProcess } from '@stoa/kernel';
 import { buildCatalog, kernelToolSpecs } from '@stoa/tools';
 
 const root = mkdtempSync(join(tmpdir(), 'stoa-tools-'));
+chmodSync(root, 0o755); // kernels run as their own uid when tests run as root
 mkdirSync(join(root, 'toypkg'));
 writeFileSync(join(root, 'toypkg', '__init__.py'), '');
 writeFileSync(join(root, 'toypkg', 'ops.py'), [
@@ -37,13 +38,13 @@ const { tools } = buildCatalog({
 }, 'test');
 const specs = kernelToolSpecs({ serverName: 't', tools, states: [], skills: [] });
 
-const service = new KernelService({ python: 'python3', env: { PYTHONPATH: root }, passthroughEnv: [], startTimeoutMs: 20_000, bootstrap: (k) => k.installTools(specs, 20_000) });
+const service = new KernelService({ python: 'python3', env: { PYTHONPATH: root }, passthroughEnv: [], startTimeoutMs: 20_000, dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')), bootstrap: (k) => k.installTools(specs, 20_000) });
 const run = (k: KernelProcess, code: string, policy?: { allowed?: string[]; blocked?: string[] }) => k.execute(code, { timeoutMs: 10_000, graceMs: 1000, captureChars: 100_000, policy });
 
 describe('tool proxies in a real kernel', () => {
   let k: KernelProcess;
   beforeAll(async () => {
-    k = await service.start({ cwd: root, env: {}, label: 'proxies' });
+    k = await service.start(service.allocateDirs());
   });
   afterAll(async () => {
     await service.onApplicationShutdown();
@@ -93,7 +94,7 @@ describe('tool proxies in a real kernel', () => {
   });
 
   it('keeps traces apart when two kernels call tools concurrently', async () => {
-    const other = await service.start({ cwd: root, env: {}, label: 'other' });
+    const other = await service.start(service.allocateDirs());
     const [a, b] = await Promise.all([run(k, "slow('a'); add(10)"), run(other, "slow('b'); add(20)")]);
     expect(a.toolCalls.map((c) => c.args)).toEqual([{ tag: 'a' }, { a: 10 }]);
     expect(b.toolCalls.map((c) => c.args)).toEqual([{ tag: 'b' }, { a: 20 }]);

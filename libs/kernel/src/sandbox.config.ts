@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { nonNegative, positiveInt } from '@stoa/config';
+
+/** `sandbox.limits:` — rlimits applied inside every kernel before user code runs (0 = unlimited). */
+const limitsSchema = z
+  .object({
+    /** Address space (RLIMIT_AS) in MiB; numpy/pandas need more than 256, so the default is 2048. */
+    memory_mb: nonNegative.default(2048),
+    /** Processes/threads of the kernel's user (RLIMIT_NPROC): fork bombs hit this. Applied when kernels run under their own uid. */
+    processes: nonNegative.default(256),
+    /** Largest file a kernel may write (RLIMIT_FSIZE), MiB. */
+    file_size_mb: nonNegative.default(1024),
+    /** Open file descriptors (RLIMIT_NOFILE). */
+    open_files: nonNegative.default(1024),
+  })
+  .prefault({});
+
+/**
+ * `sandbox:` in a server YAML (ARCHITECTURE.md §3.3). The defaults are the secure ones: no network and a
+ * confined filesystem. Both need bubblewrap; a host that cannot provide them stops the server at start.
+ */
+export const sandboxConfigSchema = z
+  .object({
+    /** `none`: kernels get their own network namespace (no route anywhere, not even 127.0.0.1) and no host unix sockets. */
+    network: z.enum(['inherit', 'none']).default('none'),
+    /** `confined`: read-only host view, private /tmp, the server's data dir hidden, only the session's directories writable. */
+    filesystem: z.enum(['host', 'confined']).default('confined'),
+    /**
+     * Who kernels run as. `auto`: when the server runs as root, each kernel gets its own unprivileged uid from
+     * `uid_base`…`uid_base+uid_count-1`; otherwise the server's user. `server`: always the server's user (as root
+     * this runs user code as root — only for single-user machines).
+     */
+    user: z.enum(['auto', 'server']).default('auto'),
+    uid_base: positiveInt.min(1000).default(200_000),
+    uid_count: positiveInt.default(10_000),
+    /** Extra host paths hidden from kernels (an empty tmpfs or /dev/null is mounted over them). */
+    hidden_paths: z.array(z.string()).default([]),
+    limits: limitsSchema,
+    /**
+     * The reference's AST screen (blocked imports, calls and paths) as agent guidance. `auto`: on only when there
+     * is no OS sandbox (network inherit and filesystem host). Security never rests on it.
+     */
+    code_screen: z.enum(['auto', 'on', 'off']).default('auto'),
+    /** Absolute path prefixes the code screen accepts in string literals. */
+    allowed_path_prefixes: z.array(z.string().startsWith('/')).default(['/tmp']),
+  })
+  .prefault({});
+export type SandboxConfig = z.output<typeof sandboxConfigSchema>;
+
+/** Env overrides for the sandbox keys. */
+export const SANDBOX_ENV = {
+  STOA_SANDBOX_NETWORK: 'sandbox.network',
+  STOA_SANDBOX_FILESYSTEM: 'sandbox.filesystem',
+  STOA_SANDBOX_USER: 'sandbox.user',
+  STOA_CODE_SCREEN: 'sandbox.code_screen',
+} as const;
+
+/** True when the config asks for OS isolation (and therefore bubblewrap). */
+export function needsNamespaces(c: SandboxConfig): boolean {
+  return c.network === 'none' || c.filesystem === 'confined';
+}
+
+/** Whether the AST screen runs for this config. */
+export function codeScreenOn(c: SandboxConfig): boolean {
+  return c.code_screen === 'on' || (c.code_screen === 'auto' && !needsNamespaces(c));
+}

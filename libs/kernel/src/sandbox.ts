@@ -1,0 +1,185 @@
+import { spawnSync } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { KernelStartError } from './kernel.errors';
+import { closedAncestor, MountPlan } from './mount-plan';
+import type { PythonInfo } from './python';
+import { needsNamespaces, type SandboxConfig } from './sandbox.config';
+
+/** A kernel's directories and identity (one per session or batch item). */
+export interface KernelDirs {
+  /** `{data_dir}/sessions/k-…`: HOME of the kernel; holds work/ and outputs/. */
+  base: string;
+  workDir: string;
+  outputDir: string;
+  /** The unprivileged uid the kernel runs as (root servers), else undefined. */
+  uid?: number;
+}
+
+/** How to spawn one kernel process. */
+export interface LaunchSpec {
+  file: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+  uid?: number;
+  gid?: number;
+  /** The process is bwrap: a kernel killed by signal N shows as exit code 128+N. */
+  wrapped: boolean;
+}
+
+export interface SandboxSettings {
+  config: SandboxConfig;
+  dataDir: string;
+  python: PythonInfo;
+  driver: string;
+  /** Extra paths kernels must read (tool modules, environment prefix, asset cache). */
+  readPaths: readonly string[];
+}
+
+const MiB = 1024 * 1024;
+
+/**
+ * Turns the sandbox config into a launch plan per kernel: bubblewrap namespaces and mounts, an unprivileged
+ * uid per kernel when the server is root, rlimits applied by the driver before user code. Refuses at start
+ * (probe) when the host cannot provide what the config asks.
+ */
+export class Sandbox {
+  readonly bwrap: string | undefined;
+  readonly dropUids: boolean;
+  private readonly root = process.geteuid?.() === 0;
+
+  get config(): SandboxConfig {
+    return this.s.config;
+  }
+
+  constructor(private readonly s: SandboxSettings) {
+    const c = s.config;
+    const bwrap = findBwrap();
+    this.dropUids = this.root && c.user === 'auto';
+    if (needsNamespaces(c) && !bwrap) {
+      throw new KernelStartError(
+        `sandbox.network: ${c.network} / sandbox.filesystem: ${c.filesystem} need bubblewrap (bwrap), which is not installed. ` +
+          'Install it (Debian/Ubuntu: apt-get install bubblewrap), or set sandbox.network: inherit and sandbox.filesystem: host ' +
+          'to run kernels without OS isolation (never on a server shared by several users).',
+      );
+    }
+    this.bwrap = needsNamespaces(c) || this.dropUids ? bwrap : undefined;
+    if (this.dropUids) {
+      for (const p of [dirname(s.driver), ...s.readPaths]) {
+        const mode = statSync(p, { throwIfNoEntry: false })?.mode;
+        if (mode !== undefined && (mode & 0o005) !== 0o005) {
+          throw new KernelStartError(
+            `Kernels run as unprivileged uids because the server runs as root, but ${p} (mode ${(mode & 0o777).toString(8)}) is not readable by other users, ` +
+              `so kernels could not import from it. Make it readable (chmod o+rx ${p}) or set sandbox.user: server.`,
+          );
+        }
+      }
+    }
+  }
+
+  /** One line for logs and /health. */
+  describe(): Record<string, unknown> {
+    const c = this.s.config;
+    return {
+      network: c.network,
+      filesystem: c.filesystem,
+      isolation: this.bwrap ? 'bubblewrap' : 'none',
+      user: this.dropUids ? `per-kernel uid ${c.uid_base}+` : this.root ? 'root' : 'server user',
+    };
+  }
+
+  /** The spawn plan for a kernel in `dirs`, running `argv` (interpreter arguments). */
+  launch(dirs: KernelDirs, env: Record<string, string>, argv: string[]): LaunchSpec {
+    const c = this.s.config;
+    const drop = this.dropUids && dirs.uid !== undefined;
+    const limits: Record<string, number> = {};
+    if (c.limits.memory_mb) limits.as = c.limits.memory_mb * MiB;
+    if (c.limits.file_size_mb) limits.fsize = c.limits.file_size_mb * MiB;
+    if (c.limits.open_files) limits.nofile = c.limits.open_files;
+    if (c.limits.processes && drop) limits.nproc = c.limits.processes;
+    const fullEnv: Record<string, string> = { ...env, HOME: dirs.base, TMPDIR: '/tmp', STOA_LIMITS: JSON.stringify(limits) };
+    // With a pid namespace or a uid of its own, a kernel may kill every other process it can signal: its strays.
+    if (this.bwrap || drop) fullEnv.STOA_REAP_STRAYS = '1';
+    const python = this.s.python.executable;
+    if (!this.bwrap) {
+      return { file: python, args: argv, cwd: dirs.workDir, env: fullEnv, uid: drop ? dirs.uid : undefined, gid: drop ? dirs.uid : undefined, wrapped: false };
+    }
+    if (drop) Object.assign(fullEnv, { STOA_DROP_UID: String(dirs.uid), STOA_DROP_GID: String(dirs.uid) });
+    const args = ['--die-with-parent', '--new-session', '--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try', '--hostname', 'stoa-kernel'];
+    if (c.network === 'none') args.push('--unshare-net');
+    if (!this.root) args.push('--unshare-user');
+    if (this.root && drop) args.push('--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID');
+    args.push(...(c.filesystem === 'confined' ? ['--ro-bind', '/', '/'] : ['--bind', '/', '/']), '--dev', '/dev', '--proc', '/proc');
+    args.push(...this.mounts(dirs, drop).args());
+    args.push('--chdir', dirs.workDir, '--', python, ...argv);
+    return { file: this.bwrap, args, cwd: dirs.workDir, env: fullEnv, wrapped: true };
+  }
+
+  private mounts(dirs: KernelDirs, drop: boolean): MountPlan {
+    const c = this.s.config;
+    const plan = new MountPlan();
+    if (c.filesystem === 'confined' || c.network === 'none') {
+      plan.hide('/tmp'); // private scratch; also where some services put their sockets
+      plan.hide('/run'); // unix sockets of local services (PostgreSQL, Docker, MariaDB…)
+    }
+    if (c.filesystem === 'confined') plan.hide(this.s.dataDir); // other sessions, the database file
+    for (const p of c.hidden_paths) plan.hide(p);
+    const reads = [this.s.python.prefix, this.s.python.basePrefix, dirname(this.s.python.executable), dirname(this.s.driver), ...this.s.readPaths];
+    if (drop) {
+      // A uid with no rights must still reach the interpreter, e.g. a pyenv under a 0700 /root.
+      for (const p of [...reads, dirs.base]) {
+        const closed = closedAncestor(p);
+        if (closed && closed !== p) plan.hide(closed);
+      }
+    }
+    for (const p of new Set(reads)) if (plan.hides(p) && existsSync(p)) plan.bind(p, false);
+    plan.bind(dirs.base, true);
+    return plan;
+  }
+
+  /**
+   * Starts the driver once in probe mode through the real launch path (namespaces, uid drop, limits) and
+   * refuses to go on, with the reason, when that fails.
+   */
+  probe(): void {
+    const dir = mkdtempSync(join(ensureDir(join(this.s.dataDir, 'sessions')), '.probe-'));
+    const dirs: KernelDirs = { base: dir, workDir: join(dir, 'work'), outputDir: join(dir, 'outputs'), uid: this.dropUids ? this.s.config.uid_base : undefined };
+    try {
+      prepareDirs(dirs);
+      const spec = this.launch(dirs, { PATH: process.env.PATH ?? '/usr/bin:/bin', STOA_PROBE: '1' }, ['-u', this.s.driver]);
+      const r = spawnSync(spec.file, spec.args, { cwd: spec.cwd, env: spec.env, uid: spec.uid, gid: spec.gid, encoding: 'utf8', timeout: 30_000 });
+      if (r.status === 0 && r.stdout.includes('"probe": "ok"')) return;
+      const why = (r.error?.message ?? `${r.stderr}${r.stdout}`).trim().split('\n').slice(-6).join('\n');
+      throw new KernelStartError(
+        `The kernel sandbox does not work on this host (${JSON.stringify(this.describe())}): ${why || `exit ${r.status}`}. ` +
+          (this.dropUids
+            ? `Kernels run as uid ${dirs.uid} because the server runs as root: the interpreter (${this.s.python.executable}), the tool modules and the data dir must be readable by that uid, or set sandbox.user: server. `
+            : '') +
+          'If user namespaces are disabled (sysctl kernel.unprivileged_userns_clone=0), enable them or run the server as root; ' +
+          'or relax sandbox.network / sandbox.filesystem (not for shared servers).',
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
+
+/** Creates a kernel's directories, owned by its uid (0700) when it has one. */
+export function prepareDirs(dirs: KernelDirs): void {
+  for (const d of [dirs.base, dirs.workDir, dirs.outputDir]) {
+    mkdirSync(d, { recursive: true, mode: 0o700 });
+    if (dirs.uid !== undefined) chownSync(d, dirs.uid, dirs.uid);
+  }
+}
+
+function ensureDir(d: string): string {
+  mkdirSync(d, { recursive: true, mode: 0o711 });
+  return d;
+}
+
+/** bubblewrap from STOA_BWRAP (exactly that file) or PATH; undefined when it does not run. */
+function findBwrap(): string | undefined {
+  const candidates = process.env.STOA_BWRAP ? [process.env.STOA_BWRAP] : (process.env.PATH ?? '').split(':').concat(['/usr/bin', '/usr/local/bin']).map((d) => join(d || '.', 'bwrap'));
+  return candidates.find((c) => spawnSync(c, ['--version']).status === 0);
+}
