@@ -21,7 +21,7 @@ const SAMPLES = 40;
 
 /** The real interpreter behind `python3` (no pyenv shim or other wrapper in the measured spawn). */
 function realPython(): string {
-  return execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+  return execFileSync(process.env.BENCH_PYTHON ?? 'python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
 }
 
 function runToExit(exe: string, args: string[]): Promise<void> {
@@ -36,9 +36,11 @@ async function main(): Promise<void> {
   quietNestLogger();
   const python = realPython();
   note(`python: ${python}`);
-  const executor = await startExecutor({ config: { sessions: { warm_pool: 2 } } });
-  const cold = await startExecutor({ config: { sessions: { warm_pool: 0 } } });
-  const kernels = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000, dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')) });
+  // BENCH_PYTHON picks the interpreter for every subject (default python3), e.g. /usr/bin/python3.
+  const environment = { python };
+  const executor = await startExecutor({ config: { environment, sessions: { warm_pool: 2 } } });
+  const cold = await startExecutor({ config: { environment, sessions: { warm_pool: 0 } } });
+  const kernels = new KernelService({ python, env: {}, passthroughEnv: [], startTimeoutMs: 20_000, dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')) });
   const cwd = mkdtempSync(join(tmpdir(), 'stoa-bench-'));
   const scratch = [cwd];
   try {

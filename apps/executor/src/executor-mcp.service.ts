@@ -7,6 +7,7 @@ import { EXECUTOR_SETTINGS } from './executor.tokens';
 import type { ExecutorSettings } from './executor.config';
 import { toolCatalogueText } from '@stoa/tools';
 import { domainTools } from './tools/domain.tools';
+import { KernelService } from '@stoa/kernel';
 import { executeTool } from './tools/execute.tool';
 import { jobTools } from './tools/job.tools';
 import { JobTasks } from './tasks.backend';
@@ -25,12 +26,13 @@ export class ExecutorMcpService implements OnApplicationShutdown {
     execution: ExecutionService,
     jobs: JobService,
     tasks: JobTasks,
+    kernels: KernelService,
   ) {
     const { config } = settings;
     const catalog = settings.domain.catalog;
     this.tools = [
       executeTool(
-        { name: config.name, description: config.description, defaultTimeout: config.execution.default_timeout, maxTimeout: config.execution.max_timeout, catalogue: toolCatalogueText(catalog.tools) },
+        { name: config.name, description: config.description, defaultTimeout: config.execution.default_timeout, maxTimeout: config.execution.max_timeout, catalogue: toolCatalogueText(catalog.tools), disallowed: kernels.screenGuidance },
         execution,
         jobs,
         tasks,

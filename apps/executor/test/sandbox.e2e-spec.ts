@@ -26,6 +26,10 @@ describe('sandbox fault suite (network: none, filesystem: confined)', () => {
     await ex.stop();
   });
 
+  it('says nothing about a code screen in the execute description (the OS sandbox is the control)', async () => {
+    expect(await c.describeTool('execute_demo_code')).not.toContain('Disallowed actions');
+  });
+
   it('reports its sandbox on /health and a ready warm pool on /health/ready', async () => {
     const health = (await (await fetch(`${ex.url}/health`)).json()) as { sandbox: Record<string, string> };
     expect(health.sandbox).toMatchObject({ network: 'none', filesystem: 'confined', isolation: 'bubblewrap' });
@@ -43,6 +47,13 @@ describe('sandbox fault suite (network: none, filesystem: confined)', () => {
     } else {
       expect(a.stdout.trim()).toBe(String(process.getuid?.()));
     }
+  });
+
+  it('os.kill(os.getpid(), 9) inside the sandbox is reported as SIGKILL and the session gets a fresh kernel', async () => {
+    const s = await exec('v = 1');
+    const r = await exec('import os; os.kill(os.getpid(), 9)', { execution_session_id: s.session_id });
+    expect(r.stderr).toContain('The kernel process died while running this code (signal SIGKILL');
+    expect((await exec('1 + 2', { execution_session_id: s.session_id })).stdout).toBe('3\n');
   });
 
   it('a memory bomb ends in MemoryError, the session survives and the server RSS does not move', async () => {
@@ -182,6 +193,7 @@ describe('sandbox refusals and the code screen', () => {
     const ex = await startExecutor({ config: { sandbox: { network: 'inherit', filesystem: 'host' } } });
     const c = await v2Client(ex.mcpUrl, 'auto');
     try {
+      expect(await c.describeTool('execute_demo_code')).toContain('Disallowed actions:');
       const r = (await c.call('execute_demo_code', { code: 'import subprocess' })).json;
       expect(r).toMatchObject({ success: false });
       expect(r.error).toMatch(/^Importing 'subprocess' is not allowed.*Depending on what you are doing:/s);

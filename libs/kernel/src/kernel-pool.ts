@@ -2,6 +2,8 @@ import { Logger } from '@nestjs/common';
 import type { KernelProcess } from './kernel-process';
 import type { KernelDirs } from './sandbox';
 
+const REFILL_DELAY_MS = 50;
+
 /** A started, sandboxed, bootstrapped kernel with its directories, not yet given to a session. */
 export interface KernelLease {
   kernel: KernelProcess;
@@ -34,6 +36,7 @@ export class WarmPool {
   private lastError: string | null = null;
   private stopped = false;
   private retry?: NodeJS.Timeout;
+  private refill?: NodeJS.Timeout;
 
   constructor(
     readonly size: number,
@@ -80,12 +83,26 @@ export class WarmPool {
       this.onExit.delete(lease);
       if (evict) lease.kernel.off('exit', evict);
       if (lease.kernel.alive) {
-        this.fill();
+        this.refillSoon();
         return lease;
       }
     }
-    this.fill();
+    this.refillSoon();
     return undefined;
+  }
+
+  /**
+   * Refills after the taker's request has had the CPU: spawning bwrap blocks the event loop for a few ms and
+   * interpreter start-up competes for the same cores, which would otherwise land on the very session that
+   * took the kernel.
+   */
+  private refillSoon(): void {
+    if (this.refill) return;
+    this.refill = setTimeout(() => {
+      this.refill = undefined;
+      this.fill();
+    }, REFILL_DELAY_MS);
+    this.refill.unref();
   }
 
   status(): PoolStatus {
@@ -104,6 +121,7 @@ export class WarmPool {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retry);
+    clearTimeout(this.refill);
     const leases = this.ready.splice(0);
     await Promise.all(leases.map((l) => this.discard(l)));
   }

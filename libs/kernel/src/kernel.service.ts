@@ -1,4 +1,4 @@
-import { chmodSync, readdirSync } from 'node:fs';
+import { chmodSync, readdirSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
@@ -7,7 +7,7 @@ import { buildKernelEnv } from './kernel-env';
 import { KernelProcess } from './kernel-process';
 import { type KernelLease, type PoolStatus, WarmPool } from './kernel-pool';
 import { KernelStartError } from './kernel.errors';
-import { driverPath, resolvePython, type PythonInfo } from './python';
+import { disallowedActionsText, driverPath, resolvePython, type PythonInfo } from './python';
 import { codeScreenOn, sandboxConfigSchema, type SandboxConfig } from './sandbox.config';
 import { type KernelDirs, prepareDirs, Sandbox } from './sandbox';
 
@@ -46,6 +46,7 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
   private readonly driver = driverPath();
   private readonly pool: WarmPool;
   private readonly screen: { allowed_prefixes: readonly string[] } | undefined;
+  private guidance?: string;
 
   constructor(@Inject(KERNEL_SETTINGS) private readonly settings: KernelSettings) {
     this.python = resolvePython(settings.python);
@@ -61,7 +62,31 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
 
   onModuleInit(): void {
     this.hardenDataDir();
+    this.removeStaleDirs();
     this.pool.fill();
+  }
+
+  /**
+   * Kernel directories of a previous run (its sessions are expired now). Removed at start so a uid handed out
+   * again never finds an old session's files; the data dir belongs to one replica.
+   */
+  private removeStaleDirs(): void {
+    const root = join(this.settings.dataDir, 'sessions');
+    let stale: string[];
+    try {
+      stale = readdirSync(root).filter((n) => /^(k-|\.probe-)/.test(n));
+    } catch {
+      return;
+    }
+    for (const n of stale) rmSync(join(root, n), { recursive: true, force: true });
+    if (stale.length) this.logger.log({ count: stale.length }, 'kernel directories of a previous run removed');
+  }
+
+  /** The screen's "Disallowed actions" text for the execute tool's description, when the screen is on. */
+  get screenGuidance(): string | undefined {
+    if (!this.screen) return undefined;
+    this.guidance ??= disallowedActionsText(this.python.executable, this.driver, this.screen.allowed_prefixes);
+    return this.guidance;
   }
 
   /** The code-screen options for executions, when the screen is on. */

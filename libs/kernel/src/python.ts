@@ -48,3 +48,9 @@ export function driverPath(): string {
   }
   throw new KernelStartError('Kernel driver stoa_driver.py not found; reinstall Stoa (libs/kernel/python is missing).');
 }
+
+/** The code screen's "Disallowed actions" block, rendered by stoa_screen.py itself (one source of truth). */
+export function disallowedActionsText(python: string, driver: string, prefixes: readonly string[]): string {
+  const script = 'import json, sys; sys.path.insert(0, sys.argv[1]); import stoa_screen; print(stoa_screen.disallowed_actions_text(tuple(json.loads(sys.argv[2]))))';
+  return execFileSync(python, ['-c', script, dirname(driver), JSON.stringify(prefixes)], { encoding: 'utf8', timeout: 20_000 }).trim();
+}

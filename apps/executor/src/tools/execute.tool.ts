@@ -13,6 +13,8 @@ export interface ExecuteToolOptions {
   maxTimeout: number;
   /** "Available tool functions" block, empty without tools. */
   catalogue: string;
+  /** The code screen's "Disallowed actions" block, when the screen is on. */
+  disallowed?: string;
 }
 
 /** The agent-facing usage text of `execute_{name}_code` (reference §1.2, plus stateless-client guidance). */
@@ -24,7 +26,7 @@ export function executeDescription(o: ExecuteToolOptions): string {
     `Output etiquette: stdout/stderr are truncated beyond a limit. Keep large data in variables and print summaries (print(df.head()), len(x)). The value of a trailing expression is shown like a notebook Out.`,
     'Returns JSON: description, stdout, stderr, execution_time, success, error, tool_calls, artifacts, session_id.',
   ].join('\n\n');
-  return [o.description, usage, o.catalogue].filter(Boolean).join('\n\n');
+  return [o.description, usage, o.disallowed, o.catalogue].filter(Boolean).join('\n\n');
 }
 
 /** `execute_{name}_code(code, description, timeout, execution_session_id)`. */

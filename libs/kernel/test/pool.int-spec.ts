@@ -1,0 +1,94 @@
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ExecutionOutcome, KernelService, type PoolStatus } from '@stoa/kernel';
+import { descendants } from '../../../test/support/processes';
+
+const isRoot = process.geteuid?.() === 0;
+
+/** Polls the pool until `ok` holds (the pool has no event for this; the deadline makes a stall fail loudly). */
+async function poolUntil(service: KernelService, ok: (s: PoolStatus) => boolean, timeoutMs = 20_000): Promise<PoolStatus> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const s = service.poolStatus();
+    if (ok(s)) return s;
+    if (Date.now() > deadline) throw new Error(`pool did not reach the expected state: ${JSON.stringify(s)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('warm kernel pool (real sandboxed kernels)', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'stoa-pool-'));
+  const service = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000, dataDir, warmPool: 2 });
+  service.onModuleInit();
+  afterAll(async () => {
+    await service.onApplicationShutdown();
+  });
+
+  it('fills up ahead of demand and hands out a ready kernel with its own directories and uid', async () => {
+    await poolUntil(service, (s) => s.ready === 2);
+    const lease = service.takeWarm();
+    expect(lease?.kernel.alive).toBe(true);
+    const r = await lease!.kernel.execute('import os\nprint(os.getcwd(), os.environ["AGORA_OUTPUT_DIR"], os.getuid())', { timeoutMs: 5000, graceMs: 1000, captureChars: 10_000 });
+    expect(r.outcome).toBe(ExecutionOutcome.completed);
+    const [cwd, out, uid] = r.stdout.text().trim().split(' ');
+    expect([cwd, out]).toEqual([lease!.dirs.workDir, lease!.dirs.outputDir]);
+    if (isRoot) {
+      expect(Number(uid)).toBe(lease!.dirs.uid);
+      expect(statSync(lease!.dirs.workDir).uid).toBe(lease!.dirs.uid);
+    }
+    await poolUntil(service, (s) => s.ready === 2);
+    await lease!.kernel.close();
+    await service.releaseDirs(lease!.dirs);
+    expect(existsSync(lease!.dirs.base)).toBe(false);
+  });
+
+  it('gives every kernel a different uid when the server is root', async () => {
+    await poolUntil(service, (s) => s.ready === 2);
+    const a = service.takeWarm()!;
+    const b = service.takeWarm()!;
+    if (isRoot) expect(a.dirs.uid).not.toBe(b.dirs.uid);
+    expect(a.dirs.base).not.toBe(b.dirs.base);
+    for (const l of [a, b]) {
+      await l.kernel.close();
+      await service.releaseDirs(l.dirs);
+    }
+  });
+
+  it('replaces a pooled kernel that dies while waiting', async () => {
+    const before = await poolUntil(service, (s) => s.ready === 2);
+    // The pooled kernels are this process's bwrap children whose command line names the pool's data dir.
+    const pooled = descendants(process.pid).filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dataDir);
+      } catch {
+        return false;
+      }
+    });
+    expect(pooled.length).toBeGreaterThanOrEqual(2);
+    process.kill(pooled[0]!, 'SIGKILL');
+    const after = await poolUntil(service, (s) => s.ready === 2 && s.started_total === before.started_total + 1);
+    expect(after.healthy).toBe(true);
+  });
+
+  it('reports a pool that cannot start kernels as unhealthy, with the reason', async () => {
+    const broken = new KernelService({
+      python: 'python3',
+      env: {},
+      passthroughEnv: [],
+      startTimeoutMs: 20_000,
+      dataDir: mkdtempSync(join(tmpdir(), 'stoa-pool-')),
+      warmPool: 1,
+      bootstrap: () => Promise.reject(new Error('tool modules failed to import')),
+    });
+    broken.onModuleInit();
+    try {
+      const s = await poolUntil(broken, (st) => st.failures_in_a_row >= 3, 30_000);
+      expect(s).toMatchObject({ healthy: false, ready: 0, last_error: 'tool modules failed to import' });
+      expect(broken.liveCount).toBe(0);
+    } finally {
+      await broken.onApplicationShutdown();
+    }
+  });
+});
