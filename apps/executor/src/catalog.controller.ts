@@ -1,21 +1,33 @@
-import { Controller, Get, Inject } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import { Controller, Get, Inject, Injectable } from '@nestjs/common';
 import { Public } from '@stoa/auth';
+import { listedTools } from '@stoa/mcp';
 import { catalogJson } from '@stoa/tools';
 import type { ExecutorSettings } from './executor.config';
+import { ExecutorMcpService } from './executor-mcp.service';
 import { EXECUTOR_SETTINGS } from './executor.tokens';
 
-/** `GET /catalog`: tools, skills and states as JSON for connectors (public, read-only). */
+/** The `/catalog` document and its version (which /health reports so connectors refetch when it changes). */
+@Injectable()
+export class CatalogDocument {
+  readonly body: Record<string, unknown>;
+  readonly version: string;
+
+  constructor(@Inject(EXECUTOR_SETTINGS) settings: ExecutorSettings, mcp: ExecutorMcpService) {
+    // mcp_tools: the MCP tools with their input schemas, so connectors learn them without an MCP session.
+    this.body = { ...catalogJson(settings.domain.catalog), mcp_tools: listedTools(mcp.tools) };
+    this.version = createHash('sha256').update(JSON.stringify(this.body)).digest('hex').slice(0, 16);
+  }
+}
+
+/** `GET /catalog`: tools, skills, states and MCP tool schemas as JSON for connectors (public, read-only). */
 @Public()
 @Controller()
 export class CatalogController {
-  private readonly body: Record<string, unknown>;
-
-  constructor(@Inject(EXECUTOR_SETTINGS) settings: ExecutorSettings) {
-    this.body = catalogJson(settings.domain.catalog);
-  }
+  constructor(private readonly doc: CatalogDocument) {}
 
   @Get('catalog')
   catalog(): Record<string, unknown> {
-    return this.body;
+    return this.doc.body;
   }
 }

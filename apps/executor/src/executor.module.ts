@@ -17,7 +17,7 @@ import { ExecutorMcpService } from './executor-mcp.service';
 import { EXECUTOR_SETTINGS } from './executor.tokens';
 import { BatchProcessor } from './batch.processor';
 import { JobTasks } from './tasks.backend';
-import { CatalogController } from './catalog.controller';
+import { CatalogController, CatalogDocument } from './catalog.controller';
 import { HealthController } from './health.controller';
 import { McpController } from './mcp.controller';
 
@@ -72,7 +72,7 @@ export class ExecutorModule {
         }),
       ],
       controllers: [HealthController, McpController, AdminController, AdminJobsController, CatalogController],
-      providers: [{ provide: EXECUTOR_SETTINGS, useValue: s }, ExecutorMcpService, OpenApiDocument, BatchProcessor, JobTasks],
+      providers: [{ provide: EXECUTOR_SETTINGS, useValue: s }, ExecutorMcpService, CatalogDocument, OpenApiDocument, BatchProcessor, JobTasks],
     };
   }
 }

@@ -3,6 +3,7 @@ import { Public } from '@stoa/auth';
 import { KernelService } from '@stoa/kernel';
 import { EXECUTOR_SETTINGS } from './executor.tokens';
 import type { ExecutorSettings } from './executor.config';
+import { CatalogDocument } from './catalog.controller';
 
 /** Liveness (public). */
 @Public()
@@ -11,6 +12,7 @@ export class HealthController {
   constructor(
     @Inject(EXECUTOR_SETTINGS) private readonly settings: ExecutorSettings,
     private readonly kernels: KernelService,
+    private readonly catalog: CatalogDocument,
   ) {}
 
   @Get(['health', 'healthz'])
@@ -24,6 +26,7 @@ export class HealthController {
       kernels: this.kernels.inUseCount,
       sandbox: this.kernels.sandbox.describe(),
       warm_pool: this.kernels.poolStatus(),
+      catalog_version: this.catalog.version,
     };
   }
 

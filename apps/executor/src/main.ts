@@ -4,13 +4,12 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Logger } from 'nestjs-pino';
 import pino from 'pino';
-import { allowedHostsFor, unauthenticatedRemoteRefusal } from '@stoa/auth';
+import { allowedHostsFor, installHttpBasics, unauthenticatedRemoteRefusal } from '@stoa/auth';
 import { accessLog, isAppError, REDACTED_PATHS } from '@stoa/core';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { OpenApiDocument } from './admin.controller';
 import { ExecutorModule } from './executor.module';
 import { loadExecutorSettings, type ExecutorSettings } from './executor.config';
-import { installHttpBasics } from './http-basics';
 import { provision } from './provisioning';
 
 const USAGE = `Usage: node dist/apps/executor/main.js --config <server.yaml> [--host H] [--port P]

@@ -14,3 +14,5 @@ export { AdminOnly, CurrentPrincipal, Public } from './decorators';
 export { bearerChallenge, protectedResourceMetadata, type ProtectedResourceSettings } from './protected-resource';
 /** Nest module wiring guard, strategy, filter and discovery endpoints. */
 export { AuthModule, type AuthModuleOptions } from './auth.module';
+/** HTTP hardening every app installs: Host/Origin checks, helmet on /admin, JSON bodies with a clear 413. */
+export { installHttpBasics, type HttpBasicsOptions } from './http-basics';

@@ -15,6 +15,8 @@ export interface LoadConfigOptions<S extends z.ZodType> {
   envMap?: EnvMap;
   /** Values applied last (e.g. CLI flags), as dotted paths. */
   overrides?: Readonly<Record<string, unknown>>;
+  /** Structural env rules (e.g. `UPSTREAM_<NAME>_URL` lists), applied to the raw document before `envMap`. */
+  prepare?: (raw: Record<string, unknown>, env: NodeJS.ProcessEnv) => void;
 }
 
 export interface LoadedConfig<T> {
@@ -28,6 +30,7 @@ export function loadConfig<S extends z.ZodType>(options: LoadConfigOptions<S>): 
   const source = options.file ?? '(defaults and environment)';
   const raw = options.file ? readYaml(options.file) : {};
   const env = options.env ?? process.env;
+  options.prepare?.(raw, env);
   const envSources = new Map<string, string>();
   for (const [name, path] of Object.entries(options.envMap ?? {})) {
     const value = env[name];

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, Module, RequestMethod } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import type { Principal } from './principal';
 
@@ -34,7 +34,11 @@ export class LoggingModule {
       module: LoggingModule,
       imports: [
         // App logs only; the access log is our own middleware (see accessLog).
-        LoggerModule.forRoot({ pinoHttp: { name: app, level: process.env.LOG_LEVEL ?? 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, autoLogging: false } }),
+        // pino-http's per-request child logger is skipped on /mcp, the hot path (requests there log via accessLog).
+        LoggerModule.forRoot({
+          pinoHttp: { name: app, level: process.env.LOG_LEVEL ?? 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, autoLogging: false },
+          exclude: [{ method: RequestMethod.ALL, path: 'mcp' }],
+        }),
       ],
     };
   }

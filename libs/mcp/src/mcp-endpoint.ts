@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
 import { NodeStreamableHTTPServerTransport, toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, isInitializeRequest, isLegacyRequest, McpServer, type ServerContext } from '@modelcontextprotocol/server';
+import { createMcpHandler, fromJsonSchema, isInitializeRequest, isLegacyRequest, type JsonSchemaType, McpServer, type ServerContext } from '@modelcontextprotocol/server';
 import type { Principal } from '@stoa/core';
 import type { McpServerSpec, ToolContext, ToolDefinition } from './mcp.types';
 import { compactJsonSchema } from './compact-schema';
@@ -128,7 +128,8 @@ export class McpEndpoint {
   }
 
   private register(server: McpServer, tool: ToolDefinition): void {
-    server.registerTool(tool.name, { description: tool.description, inputSchema: compactJsonSchema(tool.input), annotations: tool.annotations }, async (args: unknown, ctx: ServerContext) => {
+    const inputSchema = tool.inputJsonSchema ? proxiedSchema(tool.inputJsonSchema) : compactJsonSchema(tool.input);
+    server.registerTool(tool.name, { description: tool.description, inputSchema, annotations: tool.annotations }, async (args: unknown, ctx: ServerContext) => {
       try {
         return toToolResult(await tool.handler(args as never, toolContext(ctx)));
       } catch (err) {
@@ -136,6 +137,19 @@ export class McpEndpoint {
       }
     });
   }
+}
+
+/** Arguments of proxied tools are validated by the upstream that owns the schema, not twice. */
+const passThrough = { getValidator: () => (input: unknown) => ({ valid: true as const, data: input, errorMessage: undefined }) };
+const proxiedSchemas = new WeakMap<Record<string, unknown>, ReturnType<typeof fromJsonSchema>>();
+
+function proxiedSchema(schema: Record<string, unknown>): ReturnType<typeof fromJsonSchema> {
+  let hit = proxiedSchemas.get(schema);
+  if (!hit) {
+    hit = fromJsonSchema(schema as JsonSchemaType, passThrough as never);
+    proxiedSchemas.set(schema, hit);
+  }
+  return hit;
 }
 
 function toolContext(ctx: ServerContext): ToolContext {

@@ -19,6 +19,8 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   name: string;
   description: string;
   input: S;
+  /** A proxied tool: this JSON Schema is listed verbatim and arguments pass unvalidated (the upstream validates). */
+  inputJsonSchema?: Record<string, unknown>;
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean; title?: string };
   handler: (args: z.output<S>, ctx: ToolContext) => Promise<unknown>;
 }
@@ -67,4 +69,9 @@ export interface McpServerSpec {
 /** An integer argument whose JSON Schema stays `{"type": "number"}` (zod's .int() adds ±2^53 bounds that cost tokens in tools/list). */
 export function integer(): z.ZodNumber {
   return z.number().refine(Number.isInteger, 'must be a whole number');
+}
+
+/** Returned by a handler to answer with a tool result exactly as given (a proxied upstream result). */
+export class RawToolResult {
+  constructor(readonly result: Record<string, unknown>) {}
 }

@@ -1,12 +1,13 @@
 import { Logger } from '@nestjs/common';
 import { isAppError } from '@stoa/core';
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { TaskCreated, type TaskView } from './mcp.types';
+import { RawToolResult, TaskCreated, type TaskView } from './mcp.types';
 
 const logger = new Logger('McpTools');
 
 /** A handler's value as a tool result: strings stay text, everything else is JSON (indent 2) as the reference does. */
 export function toToolResult(value: unknown): CallToolResult {
+  if (value instanceof RawToolResult) return value.result as CallToolResult;
   if (value instanceof TaskCreated) return { resultType: 'task', ...taskWire(value.task) } as unknown as CallToolResult;
   const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
   return { content: [{ type: 'text', text }] };

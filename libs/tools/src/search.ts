@@ -50,12 +50,26 @@ interface ToolDoc {
 export class ToolSearch {
   private readonly tools: MiniSearch<ToolDoc>;
   private readonly skills: MiniSearch<ToolDoc>;
+  private readonly toolList: { tool: ToolDef; server: string }[];
+  private readonly skillList: { skill: SkillDef; server: string }[];
+  private readonly executeTool: (server: string) => string;
+  private readonly skillAccess: (skill: SkillDef, server: string) => string;
 
+  /**
+   * One catalog (an executor) or several (a router: each hit names its server). `executeTool` / `skillTool`
+   * are tool names, or functions of the server name for several catalogs.
+   */
   constructor(
-    private readonly catalog: DomainCatalog,
-    private readonly executeTool: string,
-    private readonly skillTool: string,
+    catalogs: DomainCatalog | readonly DomainCatalog[],
+    executeTool: string | ((server: string) => string),
+    skillTool: string | ((skill: SkillDef, server: string) => string),
   ) {
+    const list = Array.isArray(catalogs) ? (catalogs as readonly DomainCatalog[]) : [catalogs as DomainCatalog];
+    this.executeTool = typeof executeTool === 'string' ? () => executeTool : executeTool;
+    this.skillAccess = typeof skillTool === 'string' ? (sk) => `Load with ${skillTool}(skill_name="${sk.name}")` : skillTool;
+    this.toolList = list.flatMap((c) => c.tools.map((tool) => ({ tool, server: c.serverName, states: c.states })));
+    this.skillList = list.flatMap((c) => c.skills.map((skill) => ({ skill, server: c.serverName })));
+    const statesOf = new Map(list.map((c) => [c.serverName, c.states]));
     const options = {
       fields: ['name', 'description', 'affordances', 'signature'],
       tokenize,
@@ -63,9 +77,9 @@ export class ToolSearch {
       searchOptions: { boost: { name: 2, affordances: 1.5, signature: 0.5 }, bm25: { k: 1.5, b: 0.75, d: 0.5 }, prefix: (t: string) => t.length >= 5, fuzzy: (t: string) => (t.length >= 7 ? 0.15 : false) },
     };
     this.tools = new MiniSearch<ToolDoc>(options);
-    this.tools.addAll(catalog.tools.map((t) => ({ id: t.id, name: t.name, description: t.description, affordances: toolAffordances(t, catalog.states).join(' . '), signature: signatureText(t) })));
+    this.tools.addAll(this.toolList.map(({ tool: t, server }, id) => ({ id, name: t.name, description: t.description, affordances: toolAffordances(t, statesOf.get(server) ?? []).join(' . '), signature: signatureText(t) })));
     this.skills = new MiniSearch<ToolDoc>(options);
-    this.skills.addAll(catalog.skills.map((s, id) => ({ id, name: s.name, description: s.description, affordances: s.states.join(' '), signature: '' })));
+    this.skills.addAll(this.skillList.map(({ skill: s }, id) => ({ id, name: s.name, description: s.description, affordances: s.states.join(' '), signature: '' })));
   }
 
   search(query: string, top: number, category: SearchCategory): { tools: SearchHit[]; skills: SearchHit[] } {
@@ -74,39 +88,39 @@ export class ToolSearch {
     const wantSkills = category !== 'tools';
     if (!query.trim()) {
       return {
-        tools: wantTools ? this.catalog.tools.slice(0, n).map((t) => this.toolHit(t, 0)) : [],
-        skills: wantSkills ? this.catalog.skills.slice(0, n).map((s) => this.skillHit(s, 0)) : [],
+        tools: wantTools ? this.toolList.slice(0, n).map((e) => this.toolHit(e, 0)) : [],
+        skills: wantSkills ? this.skillList.slice(0, n).map((e) => this.skillHit(e, 0)) : [],
       };
     }
     const pick = (hits: SearchResult[]) => hits.filter((h) => h.score > 0).slice(0, n);
     return {
-      tools: wantTools ? pick(this.tools.search(query, { combineWith: 'OR' })).map((h) => this.toolHit(this.catalog.tools[h.id as number] as ToolDef, h.score)) : [],
-      skills: wantSkills ? pick(this.skills.search(query, { combineWith: 'OR' })).map((h) => this.skillHit(this.catalog.skills[h.id as number] as SkillDef, h.score)) : [],
+      tools: wantTools ? pick(this.tools.search(query, { combineWith: 'OR' })).map((h) => this.toolHit(this.toolList[h.id as number]!, h.score)) : [],
+      skills: wantSkills ? pick(this.skills.search(query, { combineWith: 'OR' })).map((h) => this.skillHit(this.skillList[h.id as number]!, h.score)) : [],
     };
   }
 
-  private toolHit(t: ToolDef, score: number): SearchHit {
+  private toolHit({ tool: t, server }: { tool: ToolDef; server: string }, score: number): SearchHit {
     return {
       name: t.name,
-      server_name: this.catalog.serverName,
+      server_name: server,
       description: t.description,
       execution_type: 'mcp',
       type: 'tool',
-      to_access: `Call via ${this.executeTool}`,
+      to_access: `Call via ${this.executeTool(server)}`,
       score: round(score),
       state_requires: t.requires,
       state_produces: t.produces,
     };
   }
 
-  private skillHit(s: SkillDef, score: number): SearchHit {
+  private skillHit({ skill: s, server }: { skill: SkillDef; server: string }, score: number): SearchHit {
     return {
       name: s.name,
-      server_name: this.catalog.serverName,
+      server_name: server,
       description: s.description,
       execution_type: 'skill',
       type: 'skill',
-      to_access: `Load with ${this.skillTool}(skill_name="${s.name}")`,
+      to_access: this.skillAccess(s, server),
       score: round(score),
       state_requires: [],
       state_produces: [],

@@ -27,7 +27,8 @@ export function installHttpBasics(app: NestExpressApplication, opts: HttpBasicsO
     next();
   });
   app.use('/admin', helmet());
-  const json = express.json({ limit: opts.maxBodyBytes });
+  // The raw bytes stay on the request: a connector forwards them upstream without re-serialising.
+  const json = express.json({ limit: opts.maxBodyBytes, verify: (req, _res, buf) => void ((req as Request & { rawBody?: Buffer }).rawBody = buf) });
   app.use((req: Request, res: Response, next: NextFunction) => {
     json(req, res, (err?: unknown) => {
       if (!err) return next();

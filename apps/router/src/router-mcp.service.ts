@@ -1,0 +1,72 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { ConfigError } from '@stoa/config';
+import { randomToken } from '@stoa/core';
+import { UpstreamPool } from '@stoa/connectors';
+import { McpEndpoint, type ToolDefinition } from '@stoa/mcp';
+import type { RouterSettings } from './router.config';
+import { ROUTER_SETTINGS } from './router.tokens';
+import { invalidBridges, proxyTools, routerTools } from './router-tools';
+
+/** The router's MCP surface: every healthy upstream's tools plus search / load_skill / plan over all of them. */
+@Injectable()
+export class RouterMcpService implements OnApplicationShutdown {
+  private readonly logger = new Logger(RouterMcpService.name);
+  readonly endpoint: McpEndpoint;
+  private current: ToolDefinition[] = [];
+  private bridgesChecked = false;
+
+  constructor(
+    @Inject(ROUTER_SETTINGS) private readonly settings: RouterSettings,
+    private readonly pool: UpstreamPool,
+  ) {
+    const c = settings.config;
+    this.checkBridges(true);
+    this.rebuild();
+    pool.on('changed', () => {
+      this.checkBridges(false);
+      this.rebuild();
+    });
+    this.endpoint = new McpEndpoint(
+      { name: `${c.name}-router`, version: '0.1.0', instructions: c.description || 'Router aggregating the tools of several code-execution servers.', tools: () => this.current },
+      { mintSessionId: () => `r-${randomToken(24)}`, legacyIdleMs: 30 * 60_000 },
+    );
+  }
+
+  /** The tools served now (proxies of healthy upstreams and the router's own). */
+  tools(): readonly ToolDefinition[] {
+    return this.current;
+  }
+
+  /** Router-native tools (served by the router itself, not forwarded). */
+  isNative(name: string): boolean {
+    return !this.pool.route(name) && this.current.some((t) => t.name === name);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.endpoint.close();
+  }
+
+  private rebuild(): void {
+    const c = this.settings.config;
+    this.current = [...proxyTools(this.pool), ...routerTools(c.name, this.pool, c.bridges)];
+  }
+
+  /**
+   * Bridges must join states some upstream produces / requires (reference §8.6). Checked at start when every
+   * upstream answered (refusing to start when one is invalid); otherwise once they all have been seen.
+   */
+  private checkBridges(atStart: boolean): void {
+    const c = this.settings.config;
+    if (this.bridgesChecked || !c.bridges.length) return;
+    const all = this.pool.upstreams();
+    if (!all.every((u) => u.catalog)) {
+      if (atStart) this.logger.warn({ unavailable: all.filter((u) => !u.catalog).map((u) => u.name) }, 'bridges are validated once every upstream has answered');
+      return;
+    }
+    this.bridgesChecked = true;
+    const problem = invalidBridges(c.name, c.bridges, all.map((u) => u.catalog!.domain));
+    if (!problem) return;
+    if (atStart) throw new ConfigError('bridges', problem.split('\n'));
+    this.logger.error({ problem }, 'invalid bridge edges: plan results ignore them until the config is fixed');
+  }
+}

@@ -1,0 +1,181 @@
+import { LRUCache } from 'lru-cache';
+import { z } from 'zod';
+import type { Principal } from '@stoa/core';
+import type { Upstream, UpstreamPool } from '@stoa/connectors';
+import { defineTool, integer, RawToolResult, type ToolContext, type ToolDefinition } from '@stoa/mcp';
+import { StateGraph, ToolSearch, type Bridge, type DomainCatalog, type SearchCategory } from '@stoa/tools';
+
+/**
+ * 2025-era callers keep their kernel through their MCP session, as on an executor: the router remembers which
+ * upstream execution session each of their router sessions created and passes it on (upstream calls are
+ * stateless 2026-07-28 requests). Bounded; entries expire with idle sessions.
+ */
+const legacyKernels = new LRUCache<string, string>({ max: 10_000, ttl: 6 * 3_600_000, updateAgeOnGet: true });
+
+/** Every upstream MCP tool, named as the upstream names it, forwarded for the caller (schemas verbatim). */
+export function proxyTools(pool: UpstreamPool): ToolDefinition[] {
+  return pool.tools().map(({ upstream, tool }) => ({
+    name: tool.name,
+    description: tool.description ?? '',
+    input: z.object({}),
+    inputJsonSchema: tool.inputSchema,
+    annotations: tool.annotations,
+    handler: async (args: unknown, ctx: ToolContext) => {
+      const route = pool.route(tool.name) ?? { upstream };
+      const input = { ...((args ?? {}) as Record<string, unknown>) };
+      const key = ctx.transportSessionId && /^execute_.+_code$/.test(tool.name) ? `${ctx.transportSessionId}\u0000${tool.name}` : undefined;
+      let injected = false;
+      if (key && input.execution_session_id == null) {
+        const known = legacyKernels.get(key);
+        if (known) [input.execution_session_id, injected] = [known, true];
+      }
+      const result = await pool.call(route.upstream, ctx.principal, tool.name, input, { signal: ctx.signal, onProgress: relay(ctx) });
+      if (key && injected && result.isError) legacyKernels.delete(key); // expired upstream session: the next call starts afresh
+      else if (key) {
+        const sid = sessionIdOf(result);
+        if (sid) legacyKernels.set(key, sid);
+      }
+      return new RawToolResult(result);
+    },
+  }));
+}
+
+/** `session_id` from an execute result's JSON text, if any. */
+function sessionIdOf(result: Record<string, unknown>): string | undefined {
+  const text = (result.content as { type?: string; text?: string }[] | undefined)?.find((c) => c.type === 'text')?.text;
+  if (!text?.includes('session_id')) return undefined;
+  try {
+    const sid = (JSON.parse(text) as { session_id?: unknown }).session_id;
+    return typeof sid === 'string' ? sid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function relay(ctx: ToolContext): ((p: number, m?: string, t?: number) => void) | undefined {
+  const progress = ctx.progress;
+  return progress ? (p, m, t) => void progress(p, m, t).catch(() => undefined) : undefined;
+}
+
+/** The bridge problems the reference refuses to start with (§8.6), or undefined when all are valid. */
+export function invalidBridges(router: string, bridges: readonly Bridge[], catalogs: readonly DomainCatalog[]): string | undefined {
+  const produced = new Set(catalogs.flatMap((c) => c.tools.flatMap((t) => t.produces)));
+  const required = new Set(catalogs.flatMap((c) => c.tools.flatMap((t) => t.requires)));
+  const problems: string[] = [];
+  for (const b of bridges) {
+    const parts: string[] = [];
+    if (!produced.has(b.from_state)) parts.push(`from_state '${b.from_state}' not found in any upstream's state_produces`);
+    if (!required.has(b.to_state)) parts.push(`to_state '${b.to_state}' not found in any upstream's state_requires`);
+    if (parts.length) problems.push(`Invalid bridge edge in '${router}' config: ${parts.join('; ')}`);
+  }
+  return problems.length ? problems.join('\n') : undefined;
+}
+
+interface Catalogued {
+  upstream: Upstream;
+  catalog: DomainCatalog;
+}
+
+/** search / load_skill / plan over every healthy upstream (reference §8.2, §8.3, §8.6). */
+export function routerTools(router: string, pool: UpstreamPool, bridges: readonly Bridge[]): ToolDefinition[] {
+  const live: Catalogued[] = pool
+    .upstreams()
+    .filter((u) => u.catalog)
+    .map((u) => ({ upstream: u, catalog: u.catalog!.domain }));
+  const catalogs = live.map((l) => l.catalog);
+  const upstreamOf = new Map(live.map((l) => [l.catalog.serverName, l.upstream.name]));
+  const out: ToolDefinition[] = [];
+  const skillTool = `load_${router}_skill`;
+  if (catalogs.some((c) => c.tools.length || c.skills.length)) {
+    const search = new ToolSearch(catalogs, (server) => `execute_${server}_code`, (skill, server) => `Load with ${skillTool}(skill_name="${skill.name}", upstream="${upstreamOf.get(server) ?? server}")`);
+    out.push(
+      defineTool({
+        name: `search_${router}_tools`,
+        description:
+          `Search the domain tools and skills of every server behind ${router} (BM25 over names, descriptions and what each tool is for). ` +
+          'Each hit names its server: call tools inside that server\'s execute_<server>_code, read skills with ' +
+          `${skillTool}. Narrow with category='tools' or 'skills'; an empty query with top=999 lists everything.`,
+        input: z.object({
+          query: z.string().describe('What you want to do, in your own words'),
+          top: integer().default(5).describe('Results per category'),
+          category: z.string().default('all').describe("'all', 'tools' or 'skills'"),
+        }),
+        annotations: { readOnlyHint: true, openWorldHint: false },
+        handler: ({ query, top, category }) => {
+          if (!['all', 'tools', 'skills'].includes(category)) return Promise.resolve({ error: `Invalid category '${category}'. Must be 'all', 'tools', or 'skills'.` });
+          const result: Record<string, unknown> = search.search(query, top, category as SearchCategory);
+          if (!(result.tools as unknown[]).length && !(result.skills as unknown[]).length) {
+            result.hint = `No tools or skills matched '${query}'. Broaden or rephrase the query, or pass an empty string with top=999 to list everything.`;
+          }
+          return Promise.resolve(result);
+        },
+      }),
+    );
+  }
+  if (catalogs.some((c) => c.skills.length)) out.push(loadSkillTool(router, pool, live));
+  const graph = new StateGraph(catalogs, 'the execute_<server>_code tool of the server you are on', bridges);
+  if (graph.annotated || bridges.length) out.push(planTool(router, graph));
+  return out;
+}
+
+function loadSkillTool(router: string, pool: UpstreamPool, live: Catalogued[]): ToolDefinition {
+  return defineTool({
+    name: `load_${router}_skill`,
+    description:
+      `Load a skill from any server behind ${router}: the full markdown of a tested, step-by-step workflow. ` +
+      "Pass upstream when several servers have a skill of that name (search results show it).",
+    input: z.object({ skill_name: z.string().describe('Exact skill name'), upstream: z.string().default('').describe('Upstream that owns the skill (only to disambiguate)') }),
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    handler: async ({ skill_name, upstream }, ctx) => {
+      if (upstream) {
+        const target = live.find((l) => l.upstream.name === upstream);
+        if (!target) return { error: `Unknown upstream '${upstream}'.`, available_upstreams: live.map((l) => l.upstream.name) };
+        return load(pool, target, skill_name, ctx.principal, ctx.signal);
+      }
+      const matches = live.filter((l) => l.catalog.skills.some((s) => s.name === skill_name));
+      if (matches.length > 1) {
+        return {
+          error: `Skill '${skill_name}' exists on multiple upstreams: [${matches.map((m) => `'${m.upstream.name}'`).join(', ')}]. Specify the 'upstream' parameter to disambiguate.`,
+          matches: matches.map((m) => ({ skill_name, upstream: m.upstream.name })),
+        };
+      }
+      if (!matches.length) return { error: `Skill '${skill_name}' not found.`, available_skills: [...new Set(live.flatMap((l) => l.catalog.skills.map((s) => s.name)))].sort() };
+      return load(pool, matches[0]!, skill_name, ctx.principal, ctx.signal);
+    },
+  });
+}
+
+async function load(pool: UpstreamPool, target: Catalogued, skill: string, principal: Principal, signal: AbortSignal): Promise<RawToolResult> {
+  return new RawToolResult(await pool.call(target.upstream, principal, `load_${target.catalog.serverName}_skill`, { skill_name: skill }, { signal }));
+}
+
+function planTool(router: string, graph: StateGraph): ToolDefinition {
+  return defineTool({
+    name: `plan_${router}_workflow`,
+    description:
+      `Plan workflows across every server behind ${router}: one state graph over all their state-annotated tools, joined by the configured bridges. ` +
+      "'overview' lists states, tools and skills; 'next_steps' with current_state shows what applies; 'path' with current_state and target_state gives the shortest tool sequence (crossing servers through bridges); 'tool' with tool_name shows one transition.",
+    input: z.object({
+      domain: z.string().default('').describe('Limit overview to one domain (token prefix)'),
+      mode: z.string().default('overview').describe("'overview', 'next_steps', 'path' or 'tool'"),
+      current_state: z.string().default('').describe("A state token like 'domain.state_name'"),
+      target_state: z.string().default('').describe('Goal state for path mode'),
+      tool_name: z.string().default('').describe('Tool for tool mode'),
+    }),
+    annotations: { readOnlyHint: true, openWorldHint: false },
+    handler: (a) => {
+      switch (a.mode) {
+        case 'overview':
+          return Promise.resolve(graph.overview(a.domain));
+        case 'next_steps':
+          return Promise.resolve(graph.nextSteps(a.current_state));
+        case 'path':
+          return Promise.resolve(graph.path(a.current_state, a.target_state));
+        case 'tool':
+          return Promise.resolve(graph.tool(a.tool_name));
+        default:
+          return Promise.resolve({ error: `Unknown mode '${a.mode}'. Use: overview, next_steps, path, tool.` });
+      }
+    },
+  });
+}

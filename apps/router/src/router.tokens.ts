@@ -1,0 +1,1 @@
+export const ROUTER_SETTINGS = Symbol('ROUTER_SETTINGS');

@@ -1,0 +1,13 @@
+import { AppError, ErrorKind } from '@stoa/core';
+
+/** The token endpoint refused or could not be reached while getting a token for an upstream. */
+export class UpstreamTokenError extends AppError {
+  readonly code = 'UPSTREAM_TOKEN_FAILED';
+  readonly kind = ErrorKind.unavailable;
+}
+
+/** The caller's identity cannot be used for this upstream (no token to forward, or an app-only caller for OBO). */
+export class UpstreamIdentityError extends AppError {
+  readonly code = 'UPSTREAM_IDENTITY_UNUSABLE';
+  readonly kind = ErrorKind.forbidden;
+}

@@ -1,0 +1,12 @@
+/** @stoa/connectors: the upstream pool (router, gateway, dispatcher), upstream credentials and the MultiServerSession client. */
+/** Upstream config (`upstreams:` entries, `connectors:` pool settings) and URL normalisation. */
+export { poolConfigSchema, upstreamSchema, upstreamUrls, type CredentialSource, type PoolConfig, type UpstreamConfig } from './upstream.config';
+/** One upstream (state, catalog, health) and the pool of them. */
+export { Upstream, type UpstreamState, type UpstreamStatus } from './upstream';
+export { UpstreamPool, type UpstreamToolResult } from './upstream-pool';
+/** Upstream catalogs (GET /catalog) and glob rules. */
+export { exposed, globToRegExp, parseCatalog, type McpToolInfo, type UpstreamCatalog } from './catalog';
+/** Keep-alive HTTP to an upstream (fast-path forwarding, JSON-RPC calls). */
+export { MODERN, UpstreamHttp, UpstreamHttpError, type RpcMessage } from './upstream-http';
+/** How a connector authenticates to each upstream (passthrough, obo, client_credentials, none). */
+export * from './credentials';

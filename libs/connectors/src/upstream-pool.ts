@@ -1,0 +1,161 @@
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { Logger } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import { type Principal, UnavailableError } from '@stoa/core';
+import type { McpToolInfo } from './catalog';
+import type { CredentialSource } from './upstream.config';
+import { Upstream, type UpstreamStatus } from './upstream';
+import type { RpcMessage } from './upstream-http';
+import type { PoolConfig, UpstreamConfig } from './upstream.config';
+
+/** What a caller holds per upstream: the credential the upstream gets, reused until it nears expiry. */
+interface CallerClient {
+  authorization: string | undefined;
+  expiresAt: number;
+}
+
+/** A tool call's result as the upstream returned it (content, isError, structuredContent…). */
+export type UpstreamToolResult = Record<string, unknown>;
+
+/**
+ * The upstreams of a connector (router, gateway, dispatcher). Connects to all of them concurrently with
+ * per-upstream failure isolation, routes tool names to the healthy upstream that lists them, and keeps one
+ * client per caller principal and upstream (bounded LRU, idle-evicted) so callers never share an upstream
+ * identity or session. Calls go over keep-alive HTTP without a handshake per call.
+ */
+export class UpstreamPool extends EventEmitter<{ changed: [] }> {
+  private readonly logger = new Logger(UpstreamPool.name);
+  private readonly list: Upstream[];
+  private routes = new Map<string, { upstream: Upstream; tool: McpToolInfo }>();
+  private readonly callers: LRUCache<string, CallerClient>;
+
+  constructor(
+    configs: readonly UpstreamConfig[],
+    private readonly config: PoolConfig,
+    credentials: (upstream: UpstreamConfig) => CredentialSource,
+  ) {
+    super();
+    this.list = configs.map((c) => new Upstream(c, config, credentials(c)));
+    for (const u of this.list) u.on('changed', () => this.reindex());
+    this.callers = new LRUCache<string, CallerClient>({ max: config.max_principals * Math.max(1, configs.length), ttl: config.principal_idle_minutes * 60_000, updateAgeOnGet: true });
+  }
+
+  /** Connects to every upstream at once; resolves when each first attempt settled (failures are isolated). */
+  async start(): Promise<void> {
+    await Promise.all(this.list.map((u) => u.start()));
+    this.reindex();
+  }
+
+  upstreams(): readonly Upstream[] {
+    return this.list;
+  }
+
+  get(name: string): Upstream | undefined {
+    return this.list.find((u) => u.name === name);
+  }
+
+  /** The healthy upstream that offers MCP tool `name`. */
+  route(name: string): { upstream: Upstream; tool: McpToolInfo } | undefined {
+    return this.routes.get(name);
+  }
+
+  /** Every proxied MCP tool, in upstream order. */
+  tools(): { upstream: Upstream; tool: McpToolInfo }[] {
+    return [...this.routes.values()];
+  }
+
+  status(): UpstreamStatus[] {
+    return this.list.map((u) => u.status());
+  }
+
+  /** Number of caller clients currently held (for admin and tests). */
+  get callerClients(): number {
+    return this.callers.size;
+  }
+
+  /** The Authorization value `upstream` gets for `principal` (cached per caller until near expiry). */
+  async authorization(upstream: Upstream, principal: Principal): Promise<string | undefined> {
+    const key = `${upstream.name}\u0000${principal.id}\u0000${principal.token ? createHash('sha256').update(principal.token).digest('base64url') : ''}`;
+    const hit = this.callers.get(key);
+    if (hit && hit.expiresAt > Date.now()) return hit.authorization;
+    const authorization = await upstream.credentials.authorization(principal);
+    this.callers.set(key, { authorization, expiresAt: expiryOf(authorization) });
+    return authorization;
+  }
+
+  /** Streams a caller's 2026-07-28 request to the upstream and the answer back (the fast path). */
+  async forward(upstream: Upstream, principal: Principal, body: Buffer | string, headers: IncomingHttpHeaders, res: ServerResponse, signal: AbortSignal): Promise<void> {
+    const authorization = await this.authorization(upstream, principal);
+    await upstream.http.forward(body, headers, authorization, res, signal);
+  }
+
+  /** Calls an upstream tool for `principal` and returns its result; progress notifications go to `onProgress`. */
+  async call(
+    upstream: Upstream,
+    principal: Principal,
+    name: string,
+    args: Record<string, unknown>,
+    opts: { signal?: AbortSignal; onProgress?: (progress: number, message?: string, total?: number) => void } = {},
+  ): Promise<UpstreamToolResult> {
+    if (!upstream.healthy) throw new UnavailableError(`Upstream '${upstream.name}' is unavailable (${upstream.status().last_error ?? 'not connected yet'}). Retry later; the router reconnects on its own.`);
+    const authorization = await this.authorization(upstream, principal);
+    const params: Record<string, unknown> = { name, arguments: args };
+    if (opts.onProgress) params._meta = { progressToken: 1 };
+    const signal = opts.signal ? AbortSignal.any([opts.signal, AbortSignal.timeout(this.config.call_timeout_seconds * 1000)]) : AbortSignal.timeout(this.config.call_timeout_seconds * 1000);
+    let r: RpcMessage;
+    try {
+      r = await upstream.http.rpc('tools/call', params, {
+        authorization,
+        signal,
+        name,
+        onNotification: (m) => {
+          if (m.method === 'notifications/progress' && opts.onProgress) {
+            const p = m.params as { progress: number; message?: string; total?: number };
+            opts.onProgress(p.progress, p.message, p.total);
+          }
+        },
+      });
+    } catch (err) {
+      throw new UnavailableError(`Cannot reach upstream '${upstream.name}': ${(err as Error).message}. Retry; if it persists, check the upstream's health on /health.`);
+    }
+    if (r.error) throw new UnavailableError(`Upstream error from '${upstream.name}': ${r.error.message}`);
+    return r.result ?? {};
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.list.map((u) => u.close()));
+    this.callers.clear();
+  }
+
+  private reindex(): void {
+    const routes = new Map<string, { upstream: Upstream; tool: McpToolInfo }>();
+    for (const upstream of this.list) {
+      for (const tool of upstream.catalog?.mcpTools ?? []) {
+        const taken = routes.get(tool.name);
+        if (taken) {
+          this.logger.warn({ tool: tool.name, kept: taken.upstream.name, dropped: upstream.name }, 'two upstreams offer the same tool name; the first one wins');
+          continue;
+        }
+        routes.set(tool.name, { upstream, tool });
+      }
+    }
+    this.routes = routes;
+    this.emit('changed');
+  }
+}
+
+/** When a bearer value should be re-derived: its JWT `exp` minus a minute, at most 5 minutes ahead. */
+function expiryOf(authorization: string | undefined): number {
+  const cap = Date.now() + 5 * 60_000;
+  const token = authorization?.replace(/^Bearer\s+/i, '');
+  const payload = token?.split('.')[1];
+  if (!payload) return cap;
+  try {
+    const exp = (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { exp?: number }).exp;
+    return typeof exp === 'number' ? Math.min(cap, exp * 1000 - 60_000) : cap;
+  } catch {
+    return cap;
+  }
+}

@@ -1,0 +1,177 @@
+import { EventEmitter } from 'node:events';
+import { Logger } from '@nestjs/common';
+import type { Principal } from '@stoa/core';
+import { parseCatalog, type McpToolInfo, type UpstreamCatalog } from './catalog';
+import type { CredentialSource } from './upstream.config';
+import { UpstreamHttp, UpstreamHttpError } from './upstream-http';
+import type { PoolConfig, UpstreamConfig } from './upstream.config';
+
+export type UpstreamState = 'connecting' | 'healthy' | 'unavailable';
+
+/** Admin / health view of one upstream. */
+export interface UpstreamStatus {
+  name: string;
+  url: string;
+  state: UpstreamState;
+  server_name: string | null;
+  tools: number;
+  last_error: string | null;
+  latency_ms: number | null;
+  connected_at: string | null;
+  checked_at: string | null;
+  catalog_version: string | null;
+}
+
+/** The principal the pool uses for its own control-plane calls (tools/list on upstreams without mcp_tools). */
+const SERVICE: Principal = { id: 'stoa-connector@service', roles: [], scopes: [], source: 'noop' };
+
+/**
+ * One upstream server: keep-alive HTTP, its catalog (GET /catalog, tools/list as fallback), periodic health
+ * checks, reconnect with exponential backoff, and a catalog refresh on a timer or when the upstream reports a
+ * new catalog version. An unavailable upstream has no catalog: its tools disappear until it is back.
+ */
+export class Upstream extends EventEmitter<{ changed: [] }> {
+  private readonly logger: Logger;
+  readonly http: UpstreamHttp;
+  private state: UpstreamState = 'connecting';
+  private current?: UpstreamCatalog;
+  private lastError: string | null = null;
+  private latencyMs: number | null = null;
+  private connectedAt: number | null = null;
+  private checkedAt: number | null = null;
+  private failures = 0;
+  private timer?: NodeJS.Timeout;
+  private lastRefresh = 0;
+  private closed = false;
+  private busy?: Promise<void>;
+
+  constructor(
+    readonly config: UpstreamConfig,
+    private readonly pool: PoolConfig,
+    readonly credentials: CredentialSource,
+  ) {
+    super();
+    this.logger = new Logger(`Upstream:${config.name}`);
+    this.http = new UpstreamHttp(config.url, pool.connections_per_upstream);
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  /** The catalog while healthy, else undefined. */
+  get catalog(): UpstreamCatalog | undefined {
+    return this.state === 'healthy' ? this.current : undefined;
+  }
+
+  get healthy(): boolean {
+    return this.state === 'healthy';
+  }
+
+  status(): UpstreamStatus {
+    return {
+      name: this.name,
+      url: this.http.urls.mcp,
+      state: this.state,
+      server_name: this.current?.serverName ?? null,
+      tools: this.state === 'healthy' ? (this.current?.mcpTools.length ?? 0) : 0,
+      last_error: this.lastError,
+      latency_ms: this.latencyMs,
+      connected_at: this.connectedAt ? new Date(this.connectedAt).toISOString() : null,
+      checked_at: this.checkedAt ? new Date(this.checkedAt).toISOString() : null,
+      catalog_version: this.current?.version ?? null,
+    };
+  }
+
+  /** Connects (once, now) and keeps checking afterwards. Resolves when the first attempt settled. */
+  async start(): Promise<void> {
+    await this.tick();
+  }
+
+  /** Forces a reconnect now (admin). */
+  async reconnect(): Promise<UpstreamStatus> {
+    this.failures = 0;
+    this.setState('connecting');
+    this.current = undefined;
+    await this.tick(true);
+    return this.status();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.timer);
+    await this.busy?.catch(() => undefined);
+    await this.http.close();
+  }
+
+  /** One round: a health check (or a connect when not healthy), then the next round is scheduled. */
+  private async tick(forceRefresh = false): Promise<void> {
+    if (this.closed) return;
+    clearTimeout(this.timer);
+    this.busy = this.round(forceRefresh);
+    await this.busy;
+    if (this.closed) return;
+    const backoff = Math.min(30_000, 1000 * 2 ** Math.min(Math.max(0, this.failures - 1), 5));
+    const delay = this.state === 'healthy' ? this.pool.health_interval_seconds * 1000 : backoff;
+    this.timer = setTimeout(() => void this.tick(), delay);
+    this.timer.unref();
+  }
+
+  private async round(forceRefresh: boolean): Promise<void> {
+    const timeoutMs = this.pool.connect_timeout_seconds * 1000;
+    const started = performance.now();
+    try {
+      const health = await this.http.getJson('/health', timeoutMs);
+      this.latencyMs = Math.round((performance.now() - started) * 10) / 10;
+      this.checkedAt = Date.now();
+      if (health.status >= 300) throw new UpstreamHttpError(health.status, 'health check failed');
+      const reported = (health.body as { catalog_version?: string } | undefined)?.catalog_version;
+      const stale = !this.current || forceRefresh || this.state !== 'healthy' || Date.now() - this.lastRefresh > this.pool.catalog_refresh_seconds * 1000 || (reported && reported !== this.current.version);
+      if (stale) await this.refresh(timeoutMs);
+      this.failures = 0;
+      this.lastError = null;
+      if (this.state !== 'healthy') {
+        this.connectedAt = Date.now();
+        this.logger.log({ server: this.current?.serverName, tools: this.current?.mcpTools.length }, 'upstream connected');
+      }
+      this.setState('healthy');
+    } catch (err) {
+      this.failures++;
+      this.lastError = describe(err);
+      if (this.state !== 'unavailable') this.logger.warn({ err: this.lastError }, 'upstream unavailable');
+      this.setState('unavailable');
+    }
+  }
+
+  private async refresh(timeoutMs: number): Promise<void> {
+    const doc = await this.http.getJson('/catalog', timeoutMs);
+    if (doc.status >= 300) throw new UpstreamHttpError(doc.status, 'GET /catalog failed');
+    const parsed = parseCatalog(doc.body, this.name, { expose: this.config.expose_tools, aliases: this.config.tool_aliases });
+    const mcpTools = parsed.mcpTools ?? (await this.listTools());
+    const changed = parsed.version !== this.current?.version;
+    this.current = { ...parsed, mcpTools };
+    this.lastRefresh = Date.now();
+    if (changed) this.emit('changed');
+  }
+
+  /** tools/list for upstreams whose /catalog lacks `mcp_tools` (needs control-plane credentials). */
+  private async listTools(): Promise<McpToolInfo[]> {
+    const authorization = await this.credentials.authorization(SERVICE);
+    const r = await this.http.rpc('tools/list', {}, { authorization, signal: AbortSignal.timeout(this.pool.connect_timeout_seconds * 1000) });
+    if (r.error) throw new Error(`tools/list failed: ${r.error.message}`);
+    return ((r.result?.tools as McpToolInfo[] | undefined) ?? []).filter((t) => typeof t?.name === 'string');
+  }
+
+  private setState(state: UpstreamState): void {
+    if (this.state === state) return;
+    this.state = state;
+    this.emit('changed');
+  }
+}
+
+function describe(err: unknown): string {
+  if (err instanceof UpstreamHttpError) return err.message;
+  const e = err as { name?: string; message?: string; code?: string; cause?: { code?: string; message?: string } };
+  const code = e.code ?? e.cause?.code;
+  return `${code ? `${code}: ` : ''}${e.message ?? String(err)}`;
+}
