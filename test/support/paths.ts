@@ -4,6 +4,8 @@ import { join, resolve } from 'node:path';
 export const ROOT = resolve(__dirname, '..', '..');
 /** Built executor entry. */
 export const EXECUTOR_MAIN = join(ROOT, 'dist', 'apps', 'executor', 'main.js');
+/** Built router entry. */
+export const ROUTER_MAIN = join(ROOT, 'dist', 'apps', 'router', 'main.js');
 /** Python venv with the `mcp` client used by e2e tests (created by the global setup). */
 export const TEST_VENV = join(ROOT, '.test-venv');
 export const TEST_PYTHON = join(TEST_VENV, 'bin', 'python');

@@ -6,6 +6,7 @@ import { EntraTokenVerifier } from './entra-verifier';
 import { ENTRA_VERIFIER, EntraStrategy } from './entra.strategy';
 import { HttpErrorFilter } from './http-error.filter';
 import { AUTH_SETTINGS, EntraAuthGuard, PrincipalGuard } from './principal.guard';
+import { PrincipalResolver } from './principal-resolver';
 import { PROTECTED_RESOURCE_SETTINGS } from './protected-resource';
 import { WellKnownController } from './well-known.controller';
 
@@ -30,6 +31,7 @@ export class AuthModule {
         { provide: ENTRA_VERIFIER, useValue: auth.mode === 'entra' ? new EntraTokenVerifier(entraSettings(auth)) : undefined },
         EntraStrategy,
         EntraAuthGuard,
+        PrincipalResolver,
         { provide: APP_GUARD, useClass: PrincipalGuard },
         { provide: APP_FILTER, useClass: HttpErrorFilter },
         {
@@ -41,7 +43,7 @@ export class AuthModule {
           },
         },
       ],
-      exports: [AUTH_SETTINGS],
+      exports: [AUTH_SETTINGS, PrincipalResolver],
     };
   }
 }

@@ -16,3 +16,5 @@ export { bearerChallenge, protectedResourceMetadata, type ProtectedResourceSetti
 export { AuthModule, type AuthModuleOptions } from './auth.module';
 /** HTTP hardening every app installs: Host/Origin checks, helmet on /admin, JSON bodies with a clear 413. */
 export { installHttpBasics, type HttpBasicsOptions } from './http-basics';
+/** A request's principal outside the guard chain (connector hot paths). */
+export { PrincipalResolver } from './principal-resolver';

@@ -35,7 +35,7 @@ export class ServerConnection {
   private nextRetryAt: Date | undefined;
   private failures = 0;
   private timer: NodeJS.Timeout | undefined;
-  private checking: Promise<boolean> | undefined;
+  private checking: { client: Client; result: Promise<boolean> } | undefined;
   private closed = false;
 
   constructor(
@@ -100,8 +100,15 @@ export class ServerConnection {
   checkHealth(): Promise<boolean> {
     const client = this.client;
     if (!client) return Promise.resolve(false);
-    this.checking ??= this.probe(client).finally(() => (this.checking = undefined));
-    return this.checking;
+    // Keyed by client: a probe of a replaced client says nothing about the current one.
+    if (this.checking?.client !== client) {
+      const check = { client, result: this.probe(client) };
+      this.checking = check;
+      void check.result.finally(() => {
+        if (this.checking === check) this.checking = undefined;
+      });
+    }
+    return this.checking.result;
   }
 
   /** Stops timers and closes the client. The connection cannot be restarted. */
@@ -139,7 +146,9 @@ export class ServerConnection {
       listChanged: { tools: { debounceMs: LIST_CHANGED_DEBOUNCE_MS, onChanged: (error, tools) => this.listChanged(client, error, tools) } },
     });
     // A dropped stream or failed send is a hint, not proof: confirm with a ping before declaring the server down.
-    client.onerror = () => void (client === this.client && this.checkHealth());
+    client.onerror = () => {
+      if (client === this.client) void this.checkHealth();
+    };
     client.onclose = () => this.lost(client, new Error('the connection closed'));
     return client;
   }
@@ -190,11 +199,14 @@ export class ServerConnection {
   }
 
   private scheduleHealthCheck(): void {
+    clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.healthTick(), this.opts.healthIntervalMs);
   }
 
   private async healthTick(): Promise<void> {
-    if ((await this.checkHealth()) && !this.closed) this.scheduleHealthCheck();
+    const client = this.client;
+    // Reschedule only for the client checked: a reconnect in between has scheduled its own tick.
+    if ((await this.checkHealth()) && client === this.client && !this.closed) this.scheduleHealthCheck();
   }
 
   private scheduleReconnect(): void {
@@ -203,6 +215,7 @@ export class ServerConnection {
     const delay = Math.round(Math.min(RECONNECT_MAX_MS, this.opts.reconnectBaseMs * 2 ** this.failures * jitter));
     this.failures++;
     this.nextRetryAt = new Date(Date.now() + delay);
+    clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.attempt(), delay);
   }
 

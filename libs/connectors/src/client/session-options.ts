@@ -1,6 +1,6 @@
 import { InvalidInputError } from '@stoa/core';
 import { z } from 'zod';
-import type { HeadersSource, MultiServerSessionOptions, ResolvedSessionOptions, ServerSpec } from './multi-server.types';
+import { ProtocolMode, type HeadersSource, type MultiServerSessionOptions, type ResolvedSessionOptions, type ServerSpec } from './multi-server.types';
 import { SERVER_NAME_PATTERN } from './tool-names';
 
 const serverSpecSchema = z.object({
@@ -17,7 +17,7 @@ const optionsSchema = z.object({
   reconnectBaseMs: z.number().int().positive().default(1000),
   healthIntervalMs: z.number().int().positive().default(15_000),
   connectTimeoutMs: z.number().int().positive().default(10_000),
-  era: z.enum(['auto', 'legacy']).default('auto'),
+  era: z.enum(ProtocolMode).default(ProtocolMode.auto),
 });
 
 /** A validated server with its MCP endpoint resolved. */
