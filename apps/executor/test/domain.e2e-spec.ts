@@ -67,11 +67,15 @@ describe('science executor: search, skills, planning and tools through MCP', () 
     expect(description).toContain('Call list_tools() in your code for full signatures and documentation.');
   });
 
-  it('serves /catalog publicly, equal to the manifest it was built from', async () => {
-    const body = await (await fetch(`${ex.url}/catalog`)).json();
+  it('serves /catalog publicly, equal to the manifest it was built from, with the MCP tool schemas for connectors', async () => {
+    const { mcp_tools: mcpTools, ...body } = (await (await fetch(`${ex.url}/catalog`)).json()) as { mcp_tools: { name: string; inputSchema: { properties: Record<string, unknown> } }[]; tools: unknown[] };
     const expected = catalogJson(loadDomain('science', toolsConfigSchema.parse(scienceConfig.tools), skillsConfigSchema.parse(scienceConfig.skills), ROOT).catalog);
     expect(body).toEqual(expected);
-    expect((body as { tools: unknown[]; skills: unknown[] }).tools.length).toBeGreaterThanOrEqual(8);
+    expect(body.tools.length).toBeGreaterThanOrEqual(8);
+    const c = await v2Client(ex.mcpUrl, 'auto');
+    expect(mcpTools.map((t) => t.name).sort()).toEqual((await c.listTools()).sort());
+    await c.close();
+    expect(Object.keys(mcpTools.find((t) => t.name === 'execute_science_code')!.inputSchema.properties)).toContain('execution_session_id');
   });
 
   it('answers bad input with the reference messages', async () => {

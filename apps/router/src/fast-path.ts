@@ -28,7 +28,7 @@ export function routerFastPath(pool: UpstreamPool, principals: PrincipalResolver
     if (method === 'tools/call') {
       const name = req.headers['mcp-name'];
       route = typeof name === 'string' && body?.params?.name === name ? pool.route(name)?.upstream : undefined;
-      if (!route) return next();
+      if (!route || route.era !== 'modern') return next(); // 2025-era upstreams get the caller's own MCP session
     } else if (!((method === 'tasks/get' || method === 'tasks/cancel') && body?.params?.taskId)) {
       return next();
     }
@@ -62,7 +62,7 @@ async function forward(pool: UpstreamPool, upstream: Upstream, req: RawRequest, 
 /** Tasks belong to one upstream; ask each healthy one until one knows the task (task ids are unguessable). */
 async function relayTask(pool: UpstreamPool, method: string, res: ServerResponse, principal: Principal, body: RpcBody): Promise<void> {
   let last: { code: number; message: string } = { code: -32602, message: `Task ${body.params?.taskId} not found.` };
-  for (const upstream of pool.upstreams().filter((u) => u.healthy)) {
+  for (const upstream of pool.upstreams().filter((u) => u.healthy && u.era === 'modern')) {
     try {
       const authorization = await pool.authorization(upstream, principal);
       const r = await upstream.http.rpc(method, { taskId: body.params?.taskId }, { authorization, name: body.params?.taskId });

@@ -2,7 +2,8 @@
 /** Upstream config (`upstreams:` entries, `connectors:` pool settings) and URL normalisation. */
 export { poolConfigSchema, upstreamSchema, upstreamUrls, type CredentialSource, type PoolConfig, type UpstreamConfig } from './upstream.config';
 /** One upstream (state, catalog, health) and the pool of them. */
-export { Upstream, type UpstreamState, type UpstreamStatus } from './upstream';
+export { Upstream, type UpstreamEra, type UpstreamState, type UpstreamStatus } from './upstream';
+export { LegacyClients } from './legacy-clients';
 export { UpstreamPool, type UpstreamToolResult } from './upstream-pool';
 /** Upstream catalogs (GET /catalog) and glob rules. */
 export { exposed, globToRegExp, parseCatalog, type McpToolInfo, type UpstreamCatalog } from './catalog';

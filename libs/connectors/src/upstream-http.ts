@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { createParser } from 'eventsource-parser';
 import { Pool } from 'undici';
-import { upstreamUrls } from './upstream.config';
+import { upstreamUrls } from './upstream-url';
 
 /** The 2026-07-28 revision we speak to upstreams. */
 export const MODERN = '2026-07-28';

@@ -6,6 +6,7 @@ import { LRUCache } from 'lru-cache';
 import { type Principal, UnavailableError } from '@stoa/core';
 import type { McpToolInfo } from './catalog';
 import type { CredentialSource } from './upstream.config';
+import { LegacyClients } from './legacy-clients';
 import { Upstream, type UpstreamStatus } from './upstream';
 import type { RpcMessage } from './upstream-http';
 import type { PoolConfig, UpstreamConfig } from './upstream.config';
@@ -30,6 +31,7 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
   private readonly list: Upstream[];
   private routes = new Map<string, { upstream: Upstream; tool: McpToolInfo }>();
   private readonly callers: LRUCache<string, CallerClient>;
+  private readonly legacy: LegacyClients;
 
   constructor(
     configs: readonly UpstreamConfig[],
@@ -37,7 +39,8 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
     credentials: (upstream: UpstreamConfig) => CredentialSource,
   ) {
     super();
-    this.list = configs.map((c) => new Upstream(c, config, credentials(c)));
+    this.legacy = new LegacyClients(config.max_principals * Math.max(1, configs.length), config.principal_idle_minutes * 60_000);
+    this.list = configs.map((c) => new Upstream(c, config, credentials(c), this.legacy));
     for (const u of this.list) u.on('changed', () => this.reindex());
     this.callers = new LRUCache<string, CallerClient>({ max: config.max_principals * Math.max(1, configs.length), ttl: config.principal_idle_minutes * 60_000, updateAgeOnGet: true });
   }
@@ -72,7 +75,7 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
 
   /** Number of caller clients currently held (for admin and tests). */
   get callerClients(): number {
-    return this.callers.size;
+    return this.callers.size + this.legacy.size;
   }
 
   /** The Authorization value `upstream` gets for `principal` (cached per caller until near expiry). */
@@ -101,6 +104,7 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
   ): Promise<UpstreamToolResult> {
     if (!upstream.healthy) throw new UnavailableError(`Upstream '${upstream.name}' is unavailable (${upstream.status().last_error ?? 'not connected yet'}). Retry later; the router reconnects on its own.`);
     const authorization = await this.authorization(upstream, principal);
+    if (upstream.era === 'legacy') return this.callLegacy(upstream, principal, authorization, name, args, opts);
     const params: Record<string, unknown> = { name, arguments: args };
     if (opts.onProgress) params._meta = { progressToken: 1 };
     const signal = opts.signal ? AbortSignal.any([opts.signal, AbortSignal.timeout(this.config.call_timeout_seconds * 1000)]) : AbortSignal.timeout(this.config.call_timeout_seconds * 1000);
@@ -127,6 +131,29 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
   async close(): Promise<void> {
     await Promise.all(this.list.map((u) => u.close()));
     this.callers.clear();
+    this.legacy.clear();
+  }
+
+  /** A 2025-era upstream: the caller's own MCP session there (one client per caller and upstream). */
+  private async callLegacy(
+    upstream: Upstream,
+    principal: Principal,
+    authorization: string | undefined,
+    name: string,
+    args: Record<string, unknown>,
+    opts: { signal?: AbortSignal; onProgress?: (progress: number, message?: string, total?: number) => void },
+  ): Promise<UpstreamToolResult> {
+    const key = `${upstream.name}\u0000${principal.id}\u0000${authorization ?? ''}`;
+    try {
+      const client = await this.legacy.get(key, upstream.http.urls.mcp, authorization);
+      return (await client.callTool(
+        { name, arguments: args },
+        { signal: opts.signal, timeout: this.config.call_timeout_seconds * 1000, onprogress: opts.onProgress ? (p) => opts.onProgress?.(p.progress, p.message, p.total) : undefined },
+      ));
+    } catch (err) {
+      this.legacy.drop(key); // the upstream session may be gone: the next call starts a new one
+      throw new UnavailableError(`Upstream '${upstream.name}' (2025-era MCP) failed: ${(err as Error).message}. Retry; a new upstream session is opened on the next call.`);
+    }
   }
 
   private reindex(): void {

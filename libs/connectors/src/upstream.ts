@@ -3,10 +3,13 @@ import { Logger } from '@nestjs/common';
 import type { Principal } from '@stoa/core';
 import { parseCatalog, type McpToolInfo, type UpstreamCatalog } from './catalog';
 import type { CredentialSource } from './upstream.config';
+import type { LegacyClients } from './legacy-clients';
 import { UpstreamHttp, UpstreamHttpError } from './upstream-http';
 import type { PoolConfig, UpstreamConfig } from './upstream.config';
 
 export type UpstreamState = 'connecting' | 'healthy' | 'unavailable';
+/** Which MCP era the pool speaks to an upstream: 2026-07-28 requests (forwardable) or 2025 sessions. */
+export type UpstreamEra = 'modern' | 'legacy';
 
 /** Admin / health view of one upstream. */
 export interface UpstreamStatus {
@@ -20,6 +23,7 @@ export interface UpstreamStatus {
   connected_at: string | null;
   checked_at: string | null;
   catalog_version: string | null;
+  era: UpstreamEra;
 }
 
 /** The principal the pool uses for its own control-plane calls (tools/list on upstreams without mcp_tools). */
@@ -34,6 +38,7 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
   private readonly logger: Logger;
   readonly http: UpstreamHttp;
   private state: UpstreamState = 'connecting';
+  private detectedEra: UpstreamEra = 'modern';
   private current?: UpstreamCatalog;
   private lastError: string | null = null;
   private latencyMs: number | null = null;
@@ -49,6 +54,8 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
     readonly config: UpstreamConfig,
     private readonly pool: PoolConfig,
     readonly credentials: CredentialSource,
+    /** Per-caller clients for 2025-era upstreams (shared with the pool). */
+    readonly legacy: LegacyClients,
   ) {
     super();
     this.logger = new Logger(`Upstream:${config.name}`);
@@ -62,6 +69,11 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
   /** The catalog while healthy, else undefined. */
   get catalog(): UpstreamCatalog | undefined {
     return this.state === 'healthy' ? this.current : undefined;
+  }
+
+  /** `legacy` for upstreams that only answer 2025-era sessions (found at connect). */
+  get era(): UpstreamEra {
+    return this.detectedEra;
   }
 
   get healthy(): boolean {
@@ -80,6 +92,7 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
       connected_at: this.connectedAt ? new Date(this.connectedAt).toISOString() : null,
       checked_at: this.checkedAt ? new Date(this.checkedAt).toISOString() : null,
       catalog_version: this.current?.version ?? null,
+      era: this.detectedEra,
     };
   }
 
@@ -124,7 +137,8 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
       const health = await this.http.getJson('/health', timeoutMs);
       this.latencyMs = Math.round((performance.now() - started) * 10) / 10;
       this.checkedAt = Date.now();
-      if (health.status >= 300) throw new UpstreamHttpError(health.status, 'health check failed');
+      // Plain MCP servers may have no /health: any answer short of a server error means it is up.
+      if (health.status >= 500) throw new UpstreamHttpError(health.status, 'health check failed');
       const reported = (health.body as { catalog_version?: string } | undefined)?.catalog_version;
       const stale = !this.current || forceRefresh || this.state !== 'healthy' || Date.now() - this.lastRefresh > this.pool.catalog_refresh_seconds * 1000 || (reported && reported !== this.current.version);
       if (stale) await this.refresh(timeoutMs);
@@ -145,8 +159,10 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
 
   private async refresh(timeoutMs: number): Promise<void> {
     const doc = await this.http.getJson('/catalog', timeoutMs);
-    if (doc.status >= 300) throw new UpstreamHttpError(doc.status, 'GET /catalog failed');
-    const parsed = parseCatalog(doc.body, this.name, { expose: this.config.expose_tools, aliases: this.config.tool_aliases });
+    // Plain MCP servers have no /catalog: their tools come from tools/list, with no domain catalog.
+    if (doc.status >= 300 && doc.status !== 404) throw new UpstreamHttpError(doc.status, 'GET /catalog failed');
+    const parsed = parseCatalog(doc.status === 404 ? {} : doc.body, this.name, { expose: this.config.expose_tools, aliases: this.config.tool_aliases });
+    if (!parsed.mcpTools) this.detectedEra = await this.probeEra();
     const mcpTools = parsed.mcpTools ?? (await this.listTools());
     const changed = parsed.version !== this.current?.version;
     this.current = { ...parsed, mcpTools };
@@ -154,9 +170,28 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
     if (changed) this.emit('changed');
   }
 
+  /**
+   * 2026-07-28 `server/discover` answered → modern; a 400/404/405 for a session-less request → a 2025-era
+   * server. Needs control-plane credentials (none or client_credentials); otherwise modern is assumed.
+   */
+  private async probeEra(): Promise<UpstreamEra> {
+    const authorization = await this.credentials.authorization(SERVICE).catch(() => undefined);
+    try {
+      const r = await this.http.rpc('server/discover', {}, { authorization, signal: AbortSignal.timeout(this.pool.connect_timeout_seconds * 1000) });
+      return r.result ? 'modern' : 'legacy';
+    } catch (err) {
+      if (err instanceof UpstreamHttpError && [400, 404, 405].includes(err.status)) return 'legacy';
+      throw err;
+    }
+  }
+
   /** tools/list for upstreams whose /catalog lacks `mcp_tools` (needs control-plane credentials). */
   private async listTools(): Promise<McpToolInfo[]> {
     const authorization = await this.credentials.authorization(SERVICE);
+    if (this.detectedEra === 'legacy') {
+      const client = await this.legacy.get(`${this.name}\u0000control`, this.http.urls.mcp, authorization);
+      return (await client.listTools()).tools;
+    }
     const r = await this.http.rpc('tools/list', {}, { authorization, signal: AbortSignal.timeout(this.pool.connect_timeout_seconds * 1000) });
     if (r.error) throw new Error(`tools/list failed: ${r.error.message}`);
     return ((r.result?.tools as McpToolInfo[] | undefined) ?? []).filter((t) => typeof t?.name === 'string');

@@ -1,5 +1,6 @@
 import { InvalidInputError } from '@stoa/core';
 import { z } from 'zod';
+import { upstreamUrls } from '../upstream-url';
 import { ProtocolMode, type HeadersSource, type MultiServerSessionOptions, type ResolvedSessionOptions, type ServerSpec } from './multi-server.types';
 import { SERVER_NAME_PATTERN } from './tool-names';
 
@@ -60,9 +61,7 @@ export function selectServers(servers: readonly ServerSpec[], role: string | und
 
 /** `http://h:8000`, `http://h:8000/`, `http://h:8000/mcp` and `http://h:8000/mcp/` all give `http://h:8000/mcp`. */
 export function mcpEndpoint(url: string): string {
-  const u = new URL(url);
-  const path = u.pathname.replace(/\/+$/, '').replace(/\/mcp$/, '');
-  return `${u.origin}${path}/mcp${u.search}`;
+  return `${upstreamUrls(url).mcp}${new URL(url).search}`;
 }
 
 function invalid(what: string, error: z.ZodError): InvalidInputError {
