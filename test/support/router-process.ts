@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { ROUTER_MAIN } from './paths';
+import { GATEWAY_MAIN, ROUTER_MAIN } from './paths';
 import { freePort } from './ports';
 
 export interface RunningRouter {
@@ -16,12 +16,21 @@ export interface RunningRouter {
 }
 
 /** Starts `node dist/apps/router/main.js` with a config on a free port; resolves once /health answers. */
-export async function startRouter(config: Record<string, unknown>, env: Record<string, string> = {}): Promise<RunningRouter> {
-  const dir = mkdtempSync(join(tmpdir(), 'stoa-router-'));
+export function startRouter(config: Record<string, unknown>, env: Record<string, string> = {}): Promise<RunningRouter> {
+  return startConnector(ROUTER_MAIN, { name: 'lab', ...config }, env);
+}
+
+/** Starts `node dist/apps/gateway/main.js` (data dir in a temp dir unless given). */
+export function startGateway(config: Record<string, unknown>, env: Record<string, string> = {}): Promise<RunningRouter> {
+  return startConnector(GATEWAY_MAIN, { name: 'gw', data_dir: mkdtempSync(join(tmpdir(), 'stoa-gw-data-')), ...config }, env);
+}
+
+async function startConnector(main: string, config: Record<string, unknown>, env: Record<string, string>): Promise<RunningRouter> {
+  const dir = mkdtempSync(join(tmpdir(), 'stoa-connector-'));
   const port = await freePort();
-  const file = join(dir, 'router.yaml');
-  writeFileSync(file, stringify({ name: 'lab', ...config }));
-  const proc = spawn(process.execPath, [ROUTER_MAIN, '--config', file, '--port', String(port)], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const file = join(dir, 'connector.yaml');
+  writeFileSync(file, stringify(config));
+  const proc = spawn(process.execPath, [main, '--config', file, '--port', String(port)], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let logs = '';
   proc.stdout?.on('data', (d: Buffer) => (logs += d.toString()));
   proc.stderr?.on('data', (d: Buffer) => (logs += d.toString()));
@@ -29,13 +38,13 @@ export async function startRouter(config: Record<string, unknown>, env: Record<s
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (proc.exitCode !== null) throw new Error(`router exited with ${proc.exitCode}:\n${logs}`);
+    if (proc.exitCode !== null) throw new Error(`connector exited with ${proc.exitCode}:\n${logs}`);
     try {
       if ((await fetch(`${url}/health`)).ok) break;
     } catch {
       /* not listening yet */
     }
-    if (Date.now() > deadline) throw new Error(`router did not become healthy:\n${logs}`);
+    if (Date.now() > deadline) throw new Error(`connector did not become healthy:\n${logs}`);
     await new Promise((r) => setTimeout(r, 50));
   }
   return {

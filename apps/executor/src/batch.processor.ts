@@ -11,6 +11,8 @@ export interface BatchItemData {
   code: string;
   timeoutS: number;
   resultVariable: string;
+  /** The gateway's domain-function policy travels with the item to whichever replica runs it. */
+  policy?: { allowed?: string[]; blocked?: string[] };
 }
 
 /** Job processor: runs this server's batch items on this replica, from whichever replica queued them. */

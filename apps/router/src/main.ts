@@ -6,10 +6,9 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import pino from 'pino';
 import { allowedHostsFor, installHttpBasics, PrincipalResolver, unauthenticatedRemoteRefusal } from '@stoa/auth';
-import { UpstreamPool } from '@stoa/connectors';
+import { connectorFastPath, UpstreamPool } from '@stoa/connectors';
 import { accessLog, isAppError, REDACTED_PATHS } from '@stoa/core';
 import { loadRouterSettings, type RouterSettings } from './router.config';
-import { routerFastPath } from './fast-path';
 import { RouterModule } from './router.module';
 
 const USAGE = `Usage: node dist/apps/router/main.js --config <router.yaml> [--host H] [--port P] [--allow-unauthenticated-remote]
@@ -72,7 +71,7 @@ async function main(): Promise<void> {
   app.useLogger(app.get(Logger));
   app.use(accessLog(logger));
   installHttpBasics(app, { maxBodyBytes: server.max_body_mb * 1024 * 1024, allowedHosts: allowedHostsFor(server.host, server.allowed_hosts) });
-  app.use(routerFastPath(app.get(UpstreamPool), app.get(PrincipalResolver)));
+  app.use(connectorFastPath(app.get(UpstreamPool), app.get(PrincipalResolver)));
   SwaggerModule.setup('admin/docs', app, SwaggerModule.createDocument(app, new DocumentBuilder().setTitle(`Stoa router '${name}' admin API`).setVersion('v1').addBearerAuth().build()), { jsonDocumentUrl: 'admin/docs/json' });
   let stopping = false;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -7,7 +7,7 @@ import { RouterMcpService } from './router-mcp.service';
 
 /**
  * `/mcp` through the SDK endpoint: discovery, tools/list, the router's own tools and 2025-era sessions. Upstream
- * tool calls of 2026-07-28 clients never get here — {@link routerFastPath} streams them through first.
+ * tool calls of 2026-07-28 clients never get here — the connector fast path streams them through first.
  */
 @Controller()
 export class McpController {

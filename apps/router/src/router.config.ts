@@ -36,6 +36,7 @@ const ENV_MAP = {
   PORT: 'server.port',
   PUBLIC_BASE_URL: 'server.public_url',
   STOA_ALLOW_UNAUTHENTICATED_REMOTE: 'server.allow_unauthenticated_remote',
+  CONNECTOR_ALLOW_NOOP_AUTH: 'server.allow_unauthenticated_remote', // the reference's name for the same acknowledgement
   ...AUTH_ENV,
 };
 

@@ -8,6 +8,10 @@ export { UpstreamPool, type UpstreamToolResult } from './upstream-pool';
 /** Upstream catalogs (GET /catalog) and glob rules. */
 export { exposed, globToRegExp, parseCatalog, type McpToolInfo, type UpstreamCatalog } from './catalog';
 /** Keep-alive HTTP to an upstream (fast-path forwarding, JSON-RPC calls). */
-export { MODERN, UpstreamHttp, UpstreamHttpError, type RpcMessage } from './upstream-http';
+export { MODERN, UpstreamHttp, UpstreamHttpError, type ForwardResult, type RpcMessage } from './upstream-http';
+/** The connectors' hot path: 2026-07-28 tool calls streamed to their upstream, with policy hooks. */
+export { connectorFastPath, type FastPathHooks, type ForwardOutcome, type RpcBody } from './fast-path';
 /** How a connector authenticates to each upstream (passthrough, obo, client_credentials, none). */
 export * from './credentials';
+/** A connected pool for a connector app (credentials checked at start). */
+export { createUpstreamPool } from './pool-factory';

@@ -53,10 +53,11 @@ export class UpstreamHttp {
    * Pipes one caller request to the upstream and its answer back. Aborting `signal` (the caller went away)
    * aborts the upstream request, which a 2026-07-28 server treats as cancellation.
    */
-  async forward(body: Buffer | string, headers: IncomingHttpHeaders, authorization: string | undefined, res: ServerResponse, signal: AbortSignal): Promise<void> {
+  async forward(body: Buffer | string, headers: IncomingHttpHeaders, authorization: string | undefined, res: ServerResponse, signal: AbortSignal, extra?: Record<string, string>): Promise<ForwardResult> {
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(headers)) if (typeof v === 'string' && FORWARDED.test(k)) out[k] = v;
     if (authorization) out.authorization = authorization;
+    if (extra) Object.assign(out, extra);
     const r = await this.pool.request({ path: this.urls.mcpPath, method: 'POST', headers: out, body, signal });
     const back: Record<string, string> = {};
     for (const k of RETURNED) {
@@ -68,14 +69,19 @@ export class UpstreamHttp {
       const buf = Buffer.from(await r.body.arrayBuffer());
       res.writeHead(r.statusCode, { ...back, 'content-length': String(buf.length) });
       res.end(buf);
-      return;
+      return outcomeOf(r.statusCode, buf.toString('utf8'), buf.length);
     }
     res.writeHead(r.statusCode, { ...back, 'x-accel-buffering': 'no' });
     res.flushHeaders();
+    let bytes = 0;
+    let tail = '';
     for await (const chunk of r.body) {
+      bytes += (chunk as Buffer).length;
+      tail = (tail + (chunk as Buffer).toString('utf8')).slice(-20_000); // the final result is the last event
       if (!res.write(chunk as Buffer)) await new Promise<void>((resolve) => res.once('drain', () => resolve()));
     }
     res.end();
+    return outcomeOf(r.statusCode, tail, bytes);
   }
 
   /**
@@ -85,13 +91,14 @@ export class UpstreamHttp {
   async rpc(
     method: string,
     params: Record<string, unknown>,
-    opts: { authorization?: string; signal?: AbortSignal; name?: string; onNotification?: (m: RpcMessage) => void },
+    opts: { authorization?: string; signal?: AbortSignal; name?: string; headers?: Record<string, string>; onNotification?: (m: RpcMessage) => void },
   ): Promise<RpcMessage> {
     const meta = { ...((params._meta as Record<string, unknown> | undefined) ?? {}), [PROTOCOL_META]: MODERN, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'stoa-connector', version: '0.1.0' } };
     const id = 1;
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': method };
     if (opts.name) headers['mcp-name'] = opts.name;
     if (opts.authorization) headers.authorization = opts.authorization;
+    if (opts.headers) Object.assign(headers, opts.headers);
     const r = await this.pool.request({ path: this.urls.mcpPath, method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } }), signal: opts.signal });
     const type = String(r.headers['content-type'] ?? '');
     if (type.includes('text/event-stream')) {
@@ -125,6 +132,18 @@ export class UpstreamHttp {
   async close(): Promise<void> {
     await this.pool.close();
   }
+}
+
+/** What a forwarded call came to (for audit): bytes relayed, a tool error, the result's session id. */
+export interface ForwardResult {
+  isError: boolean;
+  bytesOut: number;
+  sessionId?: string;
+}
+
+function outcomeOf(status: number, text: string, bytesOut: number): ForwardResult {
+  const sessionId = /\\"session_id\\": \\"([^\\"]+)\\"/.exec(text)?.[1];
+  return { isError: status >= 400 || text.includes('"isError":true') || text.includes('"error":{'), bytesOut, sessionId };
 }
 
 /** An upstream answered with an HTTP failure instead of JSON-RPC. */

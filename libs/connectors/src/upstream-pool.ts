@@ -8,7 +8,7 @@ import type { McpToolInfo } from './catalog';
 import type { CredentialSource } from './upstream.config';
 import { LegacyClients } from './legacy-clients';
 import { Upstream, type UpstreamStatus } from './upstream';
-import type { RpcMessage } from './upstream-http';
+import type { ForwardResult, RpcMessage } from './upstream-http';
 import type { PoolConfig, UpstreamConfig } from './upstream.config';
 
 /** What a caller holds per upstream: the credential the upstream gets, reused until it nears expiry. */
@@ -89,9 +89,9 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
   }
 
   /** Streams a caller's 2026-07-28 request to the upstream and the answer back (the fast path). */
-  async forward(upstream: Upstream, principal: Principal, body: Buffer | string, headers: IncomingHttpHeaders, res: ServerResponse, signal: AbortSignal): Promise<void> {
+  async forward(upstream: Upstream, principal: Principal, body: Buffer | string, headers: IncomingHttpHeaders, res: ServerResponse, signal: AbortSignal, extra?: Record<string, string>): Promise<ForwardResult> {
     const authorization = await this.authorization(upstream, principal);
-    await upstream.http.forward(body, headers, authorization, res, signal);
+    return upstream.http.forward(body, headers, authorization, res, signal, extra);
   }
 
   /** Calls an upstream tool for `principal` and returns its result; progress notifications go to `onProgress`. */
@@ -100,7 +100,7 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
     principal: Principal,
     name: string,
     args: Record<string, unknown>,
-    opts: { signal?: AbortSignal; onProgress?: (progress: number, message?: string, total?: number) => void } = {},
+    opts: { signal?: AbortSignal; onProgress?: (progress: number, message?: string, total?: number) => void; headers?: Record<string, string> } = {},
   ): Promise<UpstreamToolResult> {
     if (!upstream.healthy) throw new UnavailableError(`Upstream '${upstream.name}' is unavailable (${upstream.status().last_error ?? 'not connected yet'}). Retry later; the router reconnects on its own.`);
     const authorization = await this.authorization(upstream, principal);
@@ -114,6 +114,7 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
         authorization,
         signal,
         name,
+        headers: opts.headers,
         onNotification: (m) => {
           if (m.method === 'notifications/progress' && opts.onProgress) {
             const p = m.params as { progress: number; message?: string; total?: number };

@@ -68,6 +68,7 @@ export class ExecutionService {
         graceMs: this.settings.interruptGraceMs,
         captureChars: this.captureChars(),
         screen: this.kernels.screenOptions,
+        policy: origin.policy,
         onOutput: (stream, text) => {
           origin.onOutput?.(stream, text);
           if (jobId) this.jobs?.appendOutput(jobId, stream, text);
@@ -140,6 +141,7 @@ export class ExecutionService {
         graceMs: this.settings.interruptGraceMs,
         captureChars: this.captureChars(),
         screen: this.kernels.screenOptions,
+        policy: origin.policy,
         onOutput: (stream, text) => {
           origin.onOutput?.(stream, text);
           jobs.appendOutput(job.id, stream, text);

@@ -14,6 +14,14 @@ export interface ExecuteOrigin {
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
   /** Aborted when the caller cancels the request. */
   signal?: AbortSignal;
+  /** Domain-function policy from a gateway, enforced by the kernel's tool proxies. */
+  policy?: FunctionPolicy;
+}
+
+/** Glob patterns on domain function names (gateway `allowed_functions` / `blocked_functions`). */
+export interface FunctionPolicy {
+  allowed?: string[];
+  blocked?: string[];
 }
 
 /** The inline result JSON of the reference (§1.2). */

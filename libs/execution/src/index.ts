@@ -7,7 +7,7 @@ export { ExecutionModule } from './execution.module';
 /** Output truncation (reference §1.2.1). */
 export { truncateStderr, truncateStdout } from './truncation';
 /** Wire types of the execute tool. */
-export type { ExecuteInput, ExecuteOrigin, ExecuteResult, JobHandle } from './execution.types';
+export type { ExecuteInput, ExecuteOrigin, ExecuteResult, FunctionPolicy, JobHandle } from './execution.types';
 /** Result shaping shared by inline runs, jobs and batch items. */
 export { emptyResult, FAILED, shapeResult } from './result-shape';
 /** Parallel batch items: validation and isolated runs. */

@@ -54,7 +54,7 @@ export class McpEndpoint {
 
   /** Serves one HTTP request at /mcp for an authenticated `principal`. */
   async handle(req: McpRequest, res: ServerResponse, principal: Principal): Promise<void> {
-    req.auth = { token: principal.token ?? '', clientId: principal.id, scopes: [...principal.scopes], extra: { principal } };
+    req.auth = { token: principal.token ?? '', clientId: principal.id, scopes: [...principal.scopes], extra: { principal, functionPolicy: functionPolicyOf(req) } };
     if (await this.isLegacy(req)) return this.handleLegacy(req, res, principal);
     await this.modern(req as never, res, req.body);
   }
@@ -152,14 +152,32 @@ function proxiedSchema(schema: Record<string, unknown>): ReturnType<typeof fromJ
   return hit;
 }
 
+/**
+ * `X-Stoa-Function-Policy: {"allowed": [...], "blocked": [...]}` — the gateway's domain-function policy. It can only
+ * take functions away (the kernel proxies refuse what it blocks), so a caller setting it only restricts itself.
+ */
+function functionPolicyOf(req: McpRequest): ToolContext['functionPolicy'] {
+  const raw = req.headers['x-stoa-function-policy'];
+  if (typeof raw !== 'string' || !raw) return undefined;
+  try {
+    const p = JSON.parse(raw) as { allowed?: unknown; blocked?: unknown };
+    const list = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
+    return { allowed: list(p.allowed), blocked: list(p.blocked) };
+  } catch {
+    return { allowed: [] }; // unreadable policy: fail closed (no domain function allowed)
+  }
+}
+
 function toolContext(ctx: ServerContext): ToolContext {
   const principal = principalOf(ctx);
+  const functionPolicy = (ctx.http?.authInfo?.extra as { functionPolicy?: ToolContext['functionPolicy'] } | undefined)?.functionPolicy;
   const token = ctx.mcpReq._meta?.progressToken;
   return {
     principal,
     tasksSupported: declaresTasks(ctx),
     transportSessionId: ctx.sessionId,
     signal: ctx.mcpReq.signal,
+    functionPolicy,
     progress:
       token === undefined
         ? undefined

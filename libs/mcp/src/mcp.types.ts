@@ -12,6 +12,8 @@ export interface ToolContext {
   tasksSupported: boolean;
   /** Present when the caller asked for progress. */
   progress?: (progress: number, message?: string, total?: number) => Promise<void>;
+  /** Domain-function policy set by a gateway in front of this server (`X-Stoa-Function-Policy`). */
+  functionPolicy?: { allowed?: string[]; blocked?: string[] };
 }
 
 /** One MCP tool: name, description, zod input schema and handler. Handlers return JSON-able values or text. */

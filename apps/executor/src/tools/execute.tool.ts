@@ -45,7 +45,7 @@ export function executeTool(o: ExecuteToolOptions, execution: ExecutionService, 
       try {
         const progress = ctx.progress ? progressReporter(ctx.progress) : undefined;
         try {
-          const result = await execution.execute(ctx.principal, args, { transportSessionId: ctx.transportSessionId, onOutput: progress?.push, signal: ctx.signal });
+          const result = await execution.execute(ctx.principal, args, { transportSessionId: ctx.transportSessionId, onOutput: progress?.push, signal: ctx.signal, policy: ctx.functionPolicy });
           // A client that declared the Tasks extension gets long work as an MCP task (task id = job id).
           if (ctx.tasksSupported && 'job_id' in result) return new TaskCreated(tasks.view(await jobs.getJob(ctx.principal, result.job_id)));
           return result;

@@ -91,7 +91,7 @@ export function jobTools(name: string, jobs: JobService, sessions: SessionServic
           : sessions.ids.mint();
         const items = codes.map((itemCode) => {
           const sessionId = sessions.ids.mint();
-          const data: BatchItemData = { owner: ctx.principal.id, sessionId, code: itemCode, timeoutS, resultVariable: result_variable };
+          const data: BatchItemData = { owner: ctx.principal.id, sessionId, code: itemCode, timeoutS, resultVariable: result_variable, policy: ctx.functionPolicy };
           return { sessionId, data: data as unknown as Record<string, unknown> };
         });
         const { batch, jobs: created } = await jobs.createBatch(ctx.principal.id, parentId, result_variable, items);

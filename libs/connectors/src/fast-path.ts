@@ -2,24 +2,48 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
 import type { PrincipalResolver } from '@stoa/auth';
 import { isAppError, type Principal } from '@stoa/core';
-import type { Upstream, UpstreamPool } from '@stoa/connectors';
+import type { Upstream } from './upstream';
+import type { UpstreamPool } from './upstream-pool';
 
 type RawRequest = IncomingMessage & { body?: unknown; rawBody?: Buffer; principal?: Principal };
-interface RpcBody {
+/** The JSON-RPC envelope of a forwarded request (as much as the fast path reads). */
+export interface RpcBody {
   id?: string | number | null;
-  params?: { name?: string; taskId?: string } & Record<string, unknown>;
+  params?: { name?: string; taskId?: string; arguments?: Record<string, unknown> } & Record<string, unknown>;
 }
 
-const logger = new Logger('RouterFastPath');
+/** How one forwarded tool call ended, for hooks (audit). */
+export interface ForwardOutcome {
+  /** The upstream answered with a tool result flagged isError (or an HTTP/JSON-RPC failure). */
+  isError: boolean;
+  /** The request could not be completed (network, credentials). */
+  failed?: string;
+  bytesIn: number;
+  bytesOut: number;
+  durationMs: number;
+  /** session_id of the result (execute calls), when present. */
+  sessionId?: string;
+}
+
+/** Per-connector policy around the fast path (the gateway's policy, rate limits and audit). */
+export interface FastPathHooks {
+  /** A tool error message to answer with instead of forwarding (denied, rate limited), or undefined to go on. */
+  before?: (principal: Principal, tool: string, body: RpcBody, bytesIn: number) => Promise<{ message: string; extra?: Record<string, unknown> } | undefined>;
+  /** Extra headers for the upstream request (e.g. the function policy executors enforce in kernels). */
+  headers?: Record<string, string>;
+  after?: (principal: Principal, tool: string, body: RpcBody, outcome: ForwardOutcome) => void;
+}
+
+const logger = new Logger('ConnectorFastPath');
 
 /**
- * Express middleware in front of Nest's router for `/mcp`: a 2026-07-28 `tools/call` of an upstream tool is
+ * Express middleware in front of Nest's router for `/mcp` of a connector (router, gateway): a 2026-07-28 `tools/call` of an upstream tool is
  * streamed straight to that upstream (no SDK parse, validate and re-serialise on this hop; progress and
  * cancellation travel with the stream), and `tasks/get`/`tasks/cancel` go to the upstream that knows the
  * task. Anything else — and any request whose caller cannot be authenticated here — continues to the guarded
  * Nest route (the SDK endpoint, proper 401 challenges).
  */
-export function routerFastPath(pool: UpstreamPool, principals: PrincipalResolver) {
+export function connectorFastPath(pool: UpstreamPool, principals: PrincipalResolver, hooks: FastPathHooks = {}) {
   return (req: RawRequest, res: ServerResponse, next: () => void): void => {
     if (req.method !== 'POST' || (req.url !== '/mcp' && !req.url?.startsWith('/mcp?')) || req.headers['mcp-session-id'] || !req.headers['mcp-protocol-version']) return next();
     const method = req.headers['mcp-method'];
@@ -35,24 +59,33 @@ export function routerFastPath(pool: UpstreamPool, principals: PrincipalResolver
     void principals.tryResolve(req.headers.authorization).then((principal) => {
       if (!principal) return next();
       req.principal = principal; // for the access log
-      const done = route ? forward(pool, route, req, res, principal, body!) : relayTask(pool, method, res, principal, body!);
+      const done = route ? forward(pool, route, req, res, principal, body!, hooks) : relayTask(pool, method, res, principal, body!);
       return done.catch((err: Error) => {
         logger.error({ err: err.message }, 'fast path failed');
-        if (!res.headersSent) toolError(res, body?.id, `Router error: ${err.message}. Retry; if it persists, report it to the operator.`);
+        if (!res.headersSent) toolError(res, body?.id, `Connector error: ${err.message}. Retry; if it persists, report it to the operator.`);
       });
     }, next);
   };
 }
 
-async function forward(pool: UpstreamPool, upstream: Upstream, req: RawRequest, res: ServerResponse, principal: Principal, body: RpcBody): Promise<void> {
+async function forward(pool: UpstreamPool, upstream: Upstream, req: RawRequest, res: ServerResponse, principal: Principal, body: RpcBody, hooks: FastPathHooks): Promise<void> {
+  const started = performance.now();
+  const raw = req.rawBody ?? JSON.stringify(req.body);
+  const bytesIn = Buffer.byteLength(raw);
+  const tool = body.params?.name ?? '';
+  const refusal = await hooks.before?.(principal, tool, body, bytesIn);
+  if (refusal) return toolError(res, body.id, refusal.message, refusal.extra);
   const ac = new AbortController();
   res.once('close', () => res.writableFinished || ac.abort()); // the caller went away: cancel upstream
   try {
-    await pool.forward(upstream, principal, req.rawBody ?? JSON.stringify(req.body), req.headers, res, ac.signal);
+    const r = await pool.forward(upstream, principal, raw, req.headers, res, ac.signal, hooks.headers);
+    hooks.after?.(principal, tool, body, { ...r, bytesIn, durationMs: performance.now() - started });
   } catch (err) {
+    const failed = ac.signal.aborted ? 'cancelled by the caller' : (err as Error).message;
+    hooks.after?.(principal, tool, body, { isError: true, failed, bytesIn, bytesOut: 0, durationMs: performance.now() - started });
     if (ac.signal.aborted) return;
     // Credential problems explain themselves (no token for OBO, an app-only caller…); anything else is the network.
-    const message = isAppError(err) ? err.message : `Cannot reach upstream '${upstream.name}': ${(err as Error).message}. Retry; the router reconnects on its own (see /health).`;
+    const message = isAppError(err) ? err.message : `Cannot reach upstream '${upstream.name}': ${(err as Error).message}. Retry; the connector reconnects on its own (see /health).`;
     if (!isAppError(err)) logger.warn({ upstream: upstream.name, err: (err as Error).message }, 'forward failed');
     if (!res.headersSent) toolError(res, body.id, message);
     else res.end();
@@ -81,6 +114,6 @@ function json(res: ServerResponse, body: unknown): void {
   res.end(text);
 }
 
-function toolError(res: ServerResponse, id: RpcBody['id'], message: string): void {
-  json(res, { jsonrpc: '2.0', id: id ?? null, result: { resultType: 'complete', content: [{ type: 'text', text: JSON.stringify({ success: false, error: message }, null, 2) }], isError: true } });
+function toolError(res: ServerResponse, id: RpcBody['id'], message: string, extra: Record<string, unknown> = {}): void {
+  json(res, { jsonrpc: '2.0', id: id ?? null, result: { resultType: 'complete', content: [{ type: 'text', text: JSON.stringify({ success: false, error: message, ...extra }, null, 2) }], isError: true } });
 }

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { AUTH_ENV, authConfigSchema } from '@stoa/auth';
+import { auditConfigSchema } from '@stoa/audit';
+import { boolish, ConfigError, loadConfig, positiveInt } from '@stoa/config';
+import { poolConfigSchema, upstreamSchema } from '@stoa/connectors';
+import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
+
+const serverSchema = z
+  .object({
+    host: z.string().default('127.0.0.1'),
+    port: z.coerce.number().int().min(0).max(65535).default(8000),
+    allowed_hosts: z.array(z.string()).default([]),
+    max_body_mb: positiveInt.default(16),
+    allow_unauthenticated_remote: boolish.default(false),
+    public_url: z.url().optional(),
+  })
+  .prefault({});
+
+const list = z.union([z.array(z.string()), z.string().transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))]);
+
+/** `policy:` (reference GatewayPolicy) — globs on MCP tool names and on domain function names. */
+export const gatewayPolicySchema = z
+  .object({
+    /** Only these MCP tools (globs); null = every tool not blocked. */
+    allowed_tools: list.nullable().default(null),
+    /** MCP tools refused (globs). The reference's family names work too: check_job, parallel_execute, send, plan_workflow, load_skill. */
+    blocked_tools: list.default([]),
+    /** Domain functions callable from kernels (globs); null = all. Enforced inside the executor's kernel proxies. */
+    allowed_functions: list.nullable().default(null),
+    blocked_functions: list.default([]),
+    /** Tool calls per principal per minute, shared by every gateway replica through Redis. */
+    max_calls_per_minute: positiveInt.nullable().default(null),
+    /** Extra per-tool limits: {glob: calls per minute}. */
+    tool_limits: z.record(z.string(), positiveInt).default({}),
+  })
+  .prefault({});
+export type GatewayPolicy = z.output<typeof gatewayPolicySchema>;
+
+/** The gateway's YAML (reference GatewayConfig, §8.1) plus auth, audit, database and rate-limit store. */
+export const gatewayConfigSchema = z.object({
+  name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,40}$/, 'use letters, digits and _'),
+  description: z.string().default(''),
+  server: serverSchema,
+  auth: authConfigSchema,
+  upstream: upstreamSchema,
+  policy: gatewayPolicySchema,
+  audit: auditConfigSchema,
+  database: databaseConfigSchema,
+  /** Redis for rate limits shared across replicas (REDIS_URL); unset → per-process limits. */
+  redis_url: z.string().optional(),
+  data_dir: z.string().default('./data'),
+  connectors: poolConfigSchema,
+});
+export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
+
+const ENV_MAP = {
+  CONNECTOR_NAME: 'name',
+  HOST: 'server.host',
+  PORT: 'server.port',
+  PUBLIC_BASE_URL: 'server.public_url',
+  STOA_ALLOW_UNAUTHENTICATED_REMOTE: 'server.allow_unauthenticated_remote',
+  CONNECTOR_ALLOW_NOOP_AUTH: 'server.allow_unauthenticated_remote',
+  GATEWAY_ALLOWED_TOOLS: 'policy.allowed_tools',
+  GATEWAY_BLOCKED_TOOLS: 'policy.blocked_tools',
+  GATEWAY_ALLOWED_FUNCTIONS: 'policy.allowed_functions',
+  GATEWAY_BLOCKED_FUNCTIONS: 'policy.blocked_functions',
+  GATEWAY_MAX_CALLS_PER_MINUTE: 'policy.max_calls_per_minute',
+  GATEWAY_STORE_CODE: 'audit.store_code',
+  GATEWAY_AUDIT_RETENTION_DAYS: 'audit.retention_days',
+  REDIS_URL: 'redis_url',
+  STOA_DATA_DIR: 'data_dir',
+  ...DATABASE_ENV,
+  ...AUTH_ENV,
+};
+
+/** One upstream from `UPSTREAM_<NAME>_URL` (the reference's env form); `CONNECTOR_PORT` / `MCP_SERVER_PORT`. */
+function applyConnectorEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
+  const found = Object.entries(env).filter(([k, v]) => /^UPSTREAM_[A-Za-z][A-Za-z0-9_]*_URL$/.test(k) && v);
+  if (found.length > 1) throw new ConfigError('(environment)', [`a gateway has one upstream; found ${found.map(([k]) => k).join(', ')}`]);
+  if (found.length === 1) {
+    const [key, url] = found[0]!;
+    const name = key.slice('UPSTREAM_'.length, -'_URL'.length).toLowerCase();
+    const existing = (raw.upstream as Record<string, unknown> | undefined) ?? {};
+    raw.upstream = { ...existing, name: existing.name ?? name, url };
+  }
+  const port = env.CONNECTOR_PORT ?? env.MCP_SERVER_PORT;
+  if (port) raw.server = { ...((raw.server) ?? {}), port };
+}
+
+export interface GatewaySettings {
+  config: GatewayConfig;
+  baseDir: string;
+}
+
+export function loadGatewaySettings(file: string | undefined, overrides: Record<string, unknown>, env: NodeJS.ProcessEnv): GatewaySettings {
+  const { config, baseDir } = loadConfig({ schema: gatewayConfigSchema, file, env, envMap: ENV_MAP, overrides, prepare: applyConnectorEnv });
+  return { config, baseDir };
+}

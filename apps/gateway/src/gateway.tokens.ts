@@ -1,0 +1,1 @@
+export const GATEWAY_SETTINGS = Symbol('GATEWAY_SETTINGS');
