@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { GATEWAY_MAIN, ROUTER_MAIN } from './paths';
+import { DISPATCHER_MAIN, GATEWAY_MAIN, ROUTER_MAIN } from './paths';
 import { freePort } from './ports';
 
 export interface RunningRouter {
@@ -23,6 +23,11 @@ export function startRouter(config: Record<string, unknown>, env: Record<string,
 /** Starts `node dist/apps/gateway/main.js` (data dir in a temp dir unless given). */
 export function startGateway(config: Record<string, unknown>, env: Record<string, string> = {}): Promise<RunningRouter> {
   return startConnector(GATEWAY_MAIN, { name: 'gw', data_dir: mkdtempSync(join(tmpdir(), 'stoa-gw-data-')), ...config }, env);
+}
+
+/** Starts `node dist/apps/dispatcher/main.js`. */
+export function startDispatcher(config: Record<string, unknown>, env: Record<string, string> = {}): Promise<RunningRouter> {
+  return startConnector(DISPATCHER_MAIN, { name: 'pool', ...config }, env);
 }
 
 async function startConnector(main: string, config: Record<string, unknown>, env: Record<string, string>): Promise<RunningRouter> {

@@ -139,11 +139,14 @@ export interface ForwardResult {
   isError: boolean;
   bytesOut: number;
   sessionId?: string;
+  /** job_id / batch_id a result created (connectors remember which upstream owns it). */
+  jobId?: string;
 }
 
 function outcomeOf(status: number, text: string, bytesOut: number): ForwardResult {
   const sessionId = /\\"session_id\\": \\"([^\\"]+)\\"/.exec(text)?.[1];
-  return { isError: status >= 400 || text.includes('"isError":true') || text.includes('"error":{'), bytesOut, sessionId };
+  const jobId = /\\"(?:job_id|batch_id)\\": \\"([^\\"]+)\\"/.exec(text)?.[1];
+  return { isError: status >= 400 || text.includes('"isError":true') || text.includes('"error":{'), bytesOut, sessionId, jobId };
 }
 
 /** An upstream answered with an HTTP failure instead of JSON-RPC. */

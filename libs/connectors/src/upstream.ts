@@ -24,6 +24,7 @@ export interface UpstreamStatus {
   checked_at: string | null;
   catalog_version: string | null;
   era: UpstreamEra;
+  replica: string | null;
 }
 
 /** The principal the pool uses for its own control-plane calls (tools/list on upstreams without mcp_tools). */
@@ -39,6 +40,7 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
   readonly http: UpstreamHttp;
   private state: UpstreamState = 'connecting';
   private detectedEra: UpstreamEra = 'modern';
+  private replicaName: string | null = null;
   private current?: UpstreamCatalog;
   private lastError: string | null = null;
   private latencyMs: number | null = null;
@@ -71,6 +73,11 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
     return this.state === 'healthy' ? this.current : undefined;
   }
 
+  /** The replica name the upstream reports on /health (executors carry it, signed, in their session ids). */
+  get replica(): string | null {
+    return this.replicaName;
+  }
+
   /** `legacy` for upstreams that only answer 2025-era sessions (found at connect). */
   get era(): UpstreamEra {
     return this.detectedEra;
@@ -93,6 +100,7 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
       checked_at: this.checkedAt ? new Date(this.checkedAt).toISOString() : null,
       catalog_version: this.current?.version ?? null,
       era: this.detectedEra,
+      replica: this.replicaName,
     };
   }
 
@@ -140,6 +148,7 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
       // Plain MCP servers may have no /health: any answer short of a server error means it is up.
       if (health.status >= 500) throw new UpstreamHttpError(health.status, 'health check failed');
       const reported = (health.body as { catalog_version?: string } | undefined)?.catalog_version;
+      this.replicaName = (health.body as { replica?: string } | undefined)?.replica ?? this.replicaName;
       const stale = !this.current || forceRefresh || this.state !== 'healthy' || Date.now() - this.lastRefresh > this.pool.catalog_refresh_seconds * 1000 || (reported && reported !== this.current.version);
       if (stale) await this.refresh(timeoutMs);
       this.failures = 0;

@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { AUTH_ENV, authConfigSchema } from '@stoa/auth';
+import { boolish, ConfigError, loadConfig, positiveInt } from '@stoa/config';
+import { poolConfigSchema, upstreamAuthSchema } from '@stoa/connectors';
+
+const serverSchema = z
+  .object({
+    host: z.string().default('127.0.0.1'),
+    port: z.coerce.number().int().min(0).max(65535).default(8000),
+    allowed_hosts: z.array(z.string()).default([]),
+    max_body_mb: positiveInt.default(16),
+    allow_unauthenticated_remote: boolish.default(false),
+    public_url: z.url().optional(),
+  })
+  .prefault({});
+
+/** One worker (reference WorkerConfig): an identical executor replica. */
+const workerSchema = z.object({
+  name: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,40}$/, 'use letters, digits, _ and -'),
+  url: z.url(),
+  weight: positiveInt.default(1),
+});
+
+/** The dispatcher's YAML (reference DispatcherConfig, §8.1) plus auth and the shared affinity settings. */
+export const dispatcherConfigSchema = z
+  .object({
+    name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,40}$/, 'use letters, digits and _'),
+    description: z.string().default(''),
+    server: serverSchema,
+    auth: authConfigSchema,
+    workers: z.array(workerSchema).min(1, 'a dispatcher needs at least one worker (workers: in YAML, WORKER_<NAME>_URL or WORKER_URLS)'),
+    strategy: z.enum(['round_robin', 'least_loaded', 'sticky_session']).default('round_robin'),
+    session_affinity: boolish.default(true),
+    /** Seconds between worker health checks. */
+    health_check_interval: z.coerce.number().positive().default(10),
+    worker_failure_policy: z.enum(['error', 'reroute']).default('error'),
+    /** How the dispatcher authenticates to workers (same modes as router upstreams). */
+    worker_auth: upstreamAuthSchema,
+    /** The workers' `sessions.id_signing_key`: lets any dispatcher replica read a session's worker from its id. */
+    session_key: z.string().min(16).optional(),
+    /** Redis for affinity of 2025-era `Mcp-Session-Id` traffic and job ownership, shared by dispatcher replicas. */
+    redis_url: z.string().optional(),
+    connectors: poolConfigSchema,
+  })
+  .superRefine((c, ctx) => {
+    if (c.strategy === 'sticky_session' && !c.session_affinity) ctx.addIssue({ code: 'custom', path: ['strategy'], message: "strategy='sticky_session' requires session_affinity=True" });
+    const names = new Set<string>();
+    for (const w of c.workers) {
+      if (names.has(w.name)) ctx.addIssue({ code: 'custom', path: ['workers'], message: `duplicate worker name '${w.name}'` });
+      names.add(w.name);
+    }
+  });
+export type DispatcherConfig = z.output<typeof dispatcherConfigSchema>;
+
+const ENV_MAP = {
+  CONNECTOR_NAME: 'name',
+  HOST: 'server.host',
+  PORT: 'server.port',
+  PUBLIC_BASE_URL: 'server.public_url',
+  STOA_ALLOW_UNAUTHENTICATED_REMOTE: 'server.allow_unauthenticated_remote',
+  CONNECTOR_ALLOW_NOOP_AUTH: 'server.allow_unauthenticated_remote',
+  DISPATCHER_STRATEGY: 'strategy',
+  DISPATCHER_HEALTH_CHECK_INTERVAL: 'health_check_interval',
+  DISPATCHER_FAILURE_POLICY: 'worker_failure_policy',
+  DISPATCHER_SESSION_AFFINITY: 'session_affinity',
+  STOA_SESSION_KEY: 'session_key',
+  REDIS_URL: 'redis_url',
+  ...AUTH_ENV,
+};
+
+/** `WORKER_<NAME>_URL` (+ `WORKER_<NAME>_WEIGHT`) and `WORKER_URLS` (comma list, named worker1…), reference §8.8. */
+function applyWorkerEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
+  const problems: string[] = [];
+  const workers: { name: string; url: string; weight?: string }[] = [];
+  for (const [key, value] of Object.entries(env)) {
+    const m = /^WORKER_(.+)_URL$/.exec(key);
+    if (!m || key === 'WORKER_URLS') continue;
+    if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(m[1]!)) problems.push(`${key}: <NAME> must match [A-Za-z][A-Za-z0-9_]*`);
+    else if (!value) problems.push(`${key}: empty URL`);
+    else workers.push({ name: m[1]!.toLowerCase(), url: value, weight: env[`WORKER_${m[1]}_WEIGHT`] });
+  }
+  for (const [key, value] of Object.entries(env)) {
+    const m = /^WORKER_(.+)_WEIGHT$/.exec(key);
+    if (m && !env[`WORKER_${m[1]}_URL`]) problems.push(`${key}: no matching WORKER_${m[1]}_URL`);
+    else if (m && !/^[1-9]\d*$/.test(value ?? '')) problems.push(`${key}: weight must be an integer >= 1`);
+  }
+  (env.WORKER_URLS ?? '').split(',').map((u) => u.trim()).filter(Boolean).forEach((url, i) => workers.push({ name: `worker${i + 1}`, url }));
+  if (problems.length) throw new ConfigError('(environment)', problems);
+  if (workers.length) {
+    raw.workers = workers.sort((a, b) => a.name.localeCompare(b.name)).map((w) => ({ name: w.name, url: w.url, ...(w.weight ? { weight: Number(w.weight) } : {}) }));
+  }
+  const port = env.CONNECTOR_PORT ?? env.MCP_SERVER_PORT;
+  if (port) raw.server = { ...((raw.server) ?? {}), port };
+}
+
+export interface DispatcherSettings {
+  config: DispatcherConfig;
+  baseDir: string;
+}
+
+export function loadDispatcherSettings(file: string | undefined, overrides: Record<string, unknown>, env: NodeJS.ProcessEnv): DispatcherSettings {
+  const { config, baseDir } = loadConfig({ schema: dispatcherConfigSchema, file, env, envMap: ENV_MAP, overrides, prepare: applyWorkerEnv });
+  return { config, baseDir };
+}

@@ -1,0 +1,1 @@
+export const DISPATCHER_SETTINGS = Symbol('DISPATCHER_SETTINGS');
