@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { createServer, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
 import { startDispatcher, until, type RunningRouter } from '../../../test/support/router-process';
@@ -87,6 +89,31 @@ describe('dispatcher over three identical workers (real processes)', () => {
       body: JSON.stringify(body),
     });
     expect(await res.text()).toContain('by header');
+  });
+
+  it('executors declare execution_session_id as x-mcp-header, so 2026-07-28 clients mirror it for load balancers', async () => {
+    const seen: (string | undefined)[] = [];
+    const proxy = createServer((req, res) => {
+      seen.push(req.headers['mcp-param-execution-session-id'] as string | undefined);
+      const up = request(`${workers[1]!.url}${req.url}`, { method: req.method, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      req.pipe(up);
+    });
+    proxy.listen(0, '127.0.0.1');
+    await once(proxy, 'listening');
+    try {
+      const c = await v2Client(`http://127.0.0.1:${(proxy.address() as { port: number }).port}/mcp`, 'auto', devToken('lb'));
+      clients.push(c);
+      const s = await c.call('execute_demo_code', { code: 'z = 1' });
+      seen.length = 0;
+      expect((await c.call('execute_demo_code', { code: 'z', execution_session_id: s.json.session_id })).json.stdout).toBe('1\n');
+      expect(seen).toContain(s.json.session_id);
+    } finally {
+      proxy.closeAllConnections();
+      proxy.close();
+    }
   });
 
   it('sends new work to the least loaded worker', async () => {

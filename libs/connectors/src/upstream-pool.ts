@@ -114,7 +114,7 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
         authorization,
         signal,
         name,
-        headers: opts.headers,
+        headers: { ...paramHeaders(upstream.catalog?.mcpTools.find((t) => t.name === name), args), ...opts.headers },
         onNotification: (m) => {
           if (m.method === 'notifications/progress' && opts.onProgress) {
             const p = m.params as { progress: number; message?: string; total?: number };
@@ -186,4 +186,21 @@ function expiryOf(authorization: string | undefined): number {
   } catch {
     return cap;
   }
+}
+
+/**
+ * 2026-07-28 clients MUST mirror arguments whose schema property declares `x-mcp-header` as `Mcp-Param-{Name}`
+ * headers (servers reject a body/header mismatch). Non-ASCII values use the Base64 sentinel form.
+ */
+export function paramHeaders(tool: McpToolInfo | undefined, args: Record<string, unknown>): Record<string, string> {
+  const props = (tool?.inputSchema.properties ?? {}) as Record<string, { 'x-mcp-header'?: unknown }>;
+  const out: Record<string, string> = {};
+  for (const [key, prop] of Object.entries(props)) {
+    const header = prop['x-mcp-header'];
+    const value = args[key];
+    if (typeof header !== 'string' || !(typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) continue;
+    const text = String(value);
+    out[`mcp-param-${header.toLowerCase()}`] = /^[\x20-\x7e]*$/.test(text) && text.trim() === text ? text : `=?base64?${Buffer.from(text).toString('base64')}?=`;
+  }
+  return out;
 }

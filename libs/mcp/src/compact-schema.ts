@@ -18,11 +18,32 @@ export function compactJsonSchema<S extends z.ZodObject>(schema: S): S {
   const std = schema['~standard'] as z.ZodObject['~standard'] & { jsonSchema?: StandardJson };
   const json = std.jsonSchema;
   if (!json) return schema;
-  const strip = (s: JsonSchema): JsonSchema => Object.fromEntries(Object.entries(s).filter(([k]) => k !== '$schema'));
+  const strip = (s: JsonSchema): JsonSchema => headerable(Object.fromEntries(Object.entries(s).filter(([k]) => k !== '$schema')));
   const wrapped = Object.create(schema) as S;
   Object.defineProperty(wrapped, '~standard', {
     value: { ...std, jsonSchema: { input: (o: unknown) => strip(json.input(o)), output: (o: unknown) => strip(json.output(o)) } },
   });
   cache.set(schema, wrapped);
   return wrapped;
+}
+
+/**
+ * A property declared `x-mcp-header` must be a plain primitive for 2026-07-28 clients to mirror it as an
+ * `Mcp-Param-*` header (clients drop tools whose declaration is under anyOf). A nullable one is listed as its
+ * primitive type; the server still accepts null.
+ */
+export function headerable(schema: JsonSchema): JsonSchema {
+  const props = schema.properties as Record<string, JsonSchema> | undefined;
+  if (!props) return schema;
+  let changed = false;
+  const out: Record<string, JsonSchema> = {};
+  for (const [name, prop] of Object.entries(props)) {
+    const types = Array.isArray(prop.type) ? (prop.type as string[]) : undefined;
+    const primitive = types?.find((t) => ['string', 'integer', 'boolean'].includes(t));
+    if (prop['x-mcp-header'] && types?.length === 2 && primitive && types.includes('null')) {
+      out[name] = { ...prop, type: primitive };
+      changed = true;
+    } else out[name] = prop;
+  }
+  return changed ? { ...schema, properties: out } : schema;
 }

@@ -38,7 +38,7 @@ export function executeTool(o: ExecuteToolOptions, execution: ExecutionService, 
       code: z.string().describe('Python code to execute'),
       description: z.string().default('').describe('What this code does'),
       timeout: integer().default(o.defaultTimeout).describe(`Seconds before the run is interrupted (max ${o.maxTimeout}); variables survive an interrupt`),
-      execution_session_id: z.string().nullable().default(null).describe('session_id from an earlier result, to continue that session'),
+      execution_session_id: z.string().nullable().default(null).describe('session_id from an earlier result, to continue that session').meta({ 'x-mcp-header': 'Execution-Session-Id' }),
     }),
     annotations: { title: `Run Python in the ${o.name} kernel`, destructiveHint: false, openWorldHint: true },
     handler: async (args, ctx) => {
