@@ -6,7 +6,7 @@ import { startDispatcher, until, type RunningRouter } from '../../../test/suppor
 import { devToken, v2Client, type TestClient } from '../../../test/support/ts-clients';
 
 const KEY = 'dispatcher-test-key-0123456789abcdef';
-const worker = (replica: string, port?: number) => startExecutor({ port, config: { sessions: { replica, id_signing_key: KEY, warm_pool: 1, max_sessions: 200 } } });
+const worker = (replica: string, port?: number) => startExecutor({ port, config: { sessions: { replica, id_signing_key: KEY, warm_pool: 1, max_sessions: 200, session_id_header: true } } });
 const replicaOf = (sid: string) => Buffer.from(sid.split('.')[1] ?? '', 'base64url').toString();
 
 describe('dispatcher over three identical workers (real processes)', () => {
@@ -91,7 +91,7 @@ describe('dispatcher over three identical workers (real processes)', () => {
     expect(await res.text()).toContain('by header');
   });
 
-  it('executors declare execution_session_id as x-mcp-header, so 2026-07-28 clients mirror it for load balancers', async () => {
+  it('with sessions.session_id_header, executors declare execution_session_id as x-mcp-header and 2026-07-28 clients mirror it', async () => {
     const seen: (string | undefined)[] = [];
     const proxy = createServer((req, res) => {
       seen.push(req.headers['mcp-param-execution-session-id'] as string | undefined);

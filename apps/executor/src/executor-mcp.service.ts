@@ -32,7 +32,7 @@ export class ExecutorMcpService implements OnApplicationShutdown {
     const catalog = settings.domain.catalog;
     this.tools = [
       executeTool(
-        { name: config.name, description: config.description, defaultTimeout: config.execution.default_timeout, maxTimeout: config.execution.max_timeout, catalogue: toolCatalogueText(catalog.tools), disallowed: kernels.screenGuidance },
+        { name: config.name, description: config.description, defaultTimeout: config.execution.default_timeout, maxTimeout: config.execution.max_timeout, catalogue: toolCatalogueText(catalog.tools), disallowed: kernels.screenGuidance, sessionHeader: config.sessions.session_id_header },
         execution,
         jobs,
         tasks,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { nonNegative, positiveInt } from '@stoa/config';
+import { boolish, nonNegative, positiveInt } from '@stoa/config';
 
 /** `sessions:` in a server YAML. */
 export const sessionConfigSchema = z
@@ -12,6 +12,12 @@ export const sessionConfigSchema = z
     sweep_interval_seconds: positiveInt.default(30),
     /** Key that signs session ids (share it across a dispatcher pool); random per process when unset. */
     id_signing_key: z.string().min(16).optional(),
+    /**
+     * Declare execute's execution_session_id as a 2026-07-28 `x-mcp-header`, so clients send it as
+     * `Mcp-Param-Execution-Session-Id` and load balancers can route on it. Off by default: the MCP SDK then
+     * refuses requests from clients that do not mirror the header.
+     */
+    session_id_header: boolish.default(false),
     /** This replica's name, carried in session ids; default host:port. */
     replica: z.string().optional(),
   })
@@ -24,4 +30,5 @@ export const SESSION_ENV = {
   STOA_WARM_POOL: 'sessions.warm_pool',
   STOA_SESSION_KEY: 'sessions.id_signing_key',
   STOA_REPLICA: 'sessions.replica',
+  STOA_SESSION_HEADER: 'sessions.session_id_header',
 } as const;

@@ -15,6 +15,11 @@ export interface ExecuteToolOptions {
   catalogue: string;
   /** The code screen's "Disallowed actions" block, when the screen is on. */
   disallowed?: string;
+  /**
+   * Declare execution_session_id as `x-mcp-header` (clients then mirror it as `Mcp-Param-Execution-Session-Id` for
+   * load balancers). The SDK server then rejects clients that do not mirror it, hence opt-in.
+   */
+  sessionHeader?: boolean;
 }
 
 /** The agent-facing usage text of `execute_{name}_code` (reference §1.2, plus stateless-client guidance). */
@@ -29,6 +34,8 @@ export function executeDescription(o: ExecuteToolOptions): string {
   return [o.description, usage, o.disallowed, o.catalogue].filter(Boolean).join('\n\n');
 }
 
+const sessionIdSchema = z.string().nullable().default(null).describe('session_id from an earlier result, to continue that session');
+
 /** `execute_{name}_code(code, description, timeout, execution_session_id)`. */
 export function executeTool(o: ExecuteToolOptions, execution: ExecutionService, jobs: JobService, tasks: JobTasks): ToolDefinition {
   return defineTool({
@@ -38,7 +45,9 @@ export function executeTool(o: ExecuteToolOptions, execution: ExecutionService, 
       code: z.string().describe('Python code to execute'),
       description: z.string().default('').describe('What this code does'),
       timeout: integer().default(o.defaultTimeout).describe(`Seconds before the run is interrupted (max ${o.maxTimeout}); variables survive an interrupt`),
-      execution_session_id: z.string().nullable().default(null).describe('session_id from an earlier result, to continue that session').meta({ 'x-mcp-header': 'Execution-Session-Id' }),
+      execution_session_id: o.sessionHeader
+        ? sessionIdSchema.meta({ 'x-mcp-header': 'Execution-Session-Id' })
+        : sessionIdSchema,
     }),
     annotations: { title: `Run Python in the ${o.name} kernel`, destructiveHint: false, openWorldHint: true },
     handler: async (args, ctx) => {
