@@ -95,6 +95,29 @@ describe('kernel behaviour through MCP', () => {
     expect(r.stdout).toBe('True True\n');
   });
 
+  it('lists the files a run writes to AGORA_OUTPUT_DIR as artifacts, with a note (reference §2.7)', async () => {
+    const code = [
+      'import os',
+      "open(agora_output('table.csv'), 'w').write('a,b\\n1,2\\n')",
+      "os.makedirs(agora_output('plots'), exist_ok=True)",
+      "open(agora_output('plots/fig.png'), 'wb').write(b'png')",
+      "open(agora_output('.hidden'), 'w').write('x')",
+    ].join('\n');
+    const r = await exec(code);
+    expect(r.artifacts).toEqual([
+      { name: 'plots/fig.png', size_bytes: 3, mime_type: 'image/png' },
+      { name: 'table.csv', size_bytes: 8, mime_type: 'text/csv' },
+    ]);
+    expect(r.note).toContain('2 file(s) saved to AGORA_OUTPUT_DIR: plots/fig.png, table.csv');
+    const again = await exec('1 + 1', { execution_session_id: r.session_id });
+    expect(again.artifacts).toEqual([]);
+    expect(again.note).toBeUndefined();
+    const changed = await exec("open(agora_output('table.csv'), 'a').write('3,4\\n')", { execution_session_id: r.session_id });
+    expect(changed.artifacts).toEqual([{ name: 'table.csv', size_bytes: 12, mime_type: 'text/csv' }]);
+    const timedOut = await exec("open(agora_output('late.txt'), 'w').write('x')\nimport time\ntime.sleep(5)", { execution_session_id: r.session_id, timeout: 1 });
+    expect(timedOut.artifacts).toEqual([]);
+  });
+
   it('runs two sessions concurrently: two 1 s sleeps finish in under 1.8 s', async () => {
     const [a, b] = await Promise.all([exec('pass'), exec('pass')]);
     const started = Date.now();

@@ -1,11 +1,12 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InvalidInputError, settlesWithin, type Principal } from '@stoa/core';
 import { JobService, JobStatus } from '@stoa/jobs';
-import { KernelService, type KernelExecution } from '@stoa/kernel';
+import { ExecutionOutcome, KernelService, type KernelExecution } from '@stoa/kernel';
 import { SessionService, SessionStatus, type SessionRuntime } from '@stoa/sessions';
 import { MAX_CAPTURE_CHARS } from './execution.config';
 import type { ExecuteInput, ExecuteOrigin, ExecuteResult, JobHandle } from './execution.types';
 import { emptyResult, FAILED, shapeResult } from './result-shape';
+import { type Artifact, artifactNote, changedArtifacts, snapshotOutputs } from './artifacts';
 
 /** What the execution service needs from config. */
 export interface ExecutionSettings {
@@ -63,7 +64,8 @@ export class ExecutionService {
     let jobId: string | undefined;
     const run = runtime.lock.runExclusive(async () => {
       const { kernel } = await this.sessions.kernelFor(runtime);
-      return kernel.execute(input.code, {
+      const before = await snapshotOutputs(runtime.outputDir);
+      const r = await kernel.execute(input.code, {
         timeoutMs: timeoutS * 1000,
         graceMs: this.settings.interruptGraceMs,
         captureChars: this.captureChars(),
@@ -75,6 +77,9 @@ export class ExecutionService {
           else if (mode === 'adaptive' && sofar[stream].length < 1_000_000) sofar[stream] += text;
         },
       });
+      // A timed-out foreground run registers nothing; a promoted (background) one registers what it wrote.
+      const registers = r.outcome === ExecutionOutcome.completed || jobId !== undefined;
+      return { ...r, artifacts: registers ? await changedArtifacts(runtime.outputDir, before) : [] };
     });
     // The caller cancelling (notifications/cancelled, or closing a 2026-07-28 stream) interrupts the run.
     const cancel = () => runtime.kernel?.interrupt();
@@ -93,7 +98,7 @@ export class ExecutionService {
       }
       const result = await run;
       this.sessions.touch(runtime);
-      return { ...shapeResult(result, timeoutS, this.captureChars(), this.settings.interruptGraceMs), ...base };
+      return { ...withArtifacts(shapeResult(result, timeoutS, this.captureChars(), this.settings.interruptGraceMs), result.artifacts), ...base };
     } finally {
       origin.signal?.removeEventListener('abort', cancel);
     }
@@ -136,7 +141,8 @@ export class ExecutionService {
     runtime.busyJob = job.id;
     const run = runtime.lock.runExclusive(async () => {
       const { kernel } = await this.sessions.kernelFor(runtime);
-      return kernel.execute(code, {
+      const before = await snapshotOutputs(runtime.outputDir);
+      const r = await kernel.execute(code, {
         timeoutMs: timeoutS * 1000,
         graceMs: this.settings.interruptGraceMs,
         captureChars: this.captureChars(),
@@ -147,16 +153,17 @@ export class ExecutionService {
           jobs.appendOutput(job.id, stream, text);
         },
       });
+      return { ...r, artifacts: await changedArtifacts(runtime.outputDir, before) }; // background: what it wrote, timed out or not
     });
     void this.finishJob(runtime, job.id, run, timeoutS);
     return this.handle(job.id, runtime, description, false);
   }
 
-  private async finishJob(runtime: SessionRuntime, jobId: string, run: Promise<KernelExecution>, timeoutS: number): Promise<void> {
+  private async finishJob(runtime: SessionRuntime, jobId: string, run: Promise<KernelExecution & { artifacts: Artifact[] }>, timeoutS: number): Promise<void> {
     const jobs = this.jobs as JobService;
     try {
       const result = await run;
-      const shaped = shapeResult(result, timeoutS, this.captureChars(), this.settings.interruptGraceMs);
+      const shaped = withArtifacts(shapeResult(result, timeoutS, this.captureChars(), this.settings.interruptGraceMs), result.artifacts);
       const closed = runtime.record.status !== SessionStatus.active;
       const error = closed ? `Session ${runtime.record.id} was closed while job ${jobId} was running` : jobError(shaped);
       await jobs.finish(jobId, { status: shaped.success && !closed ? JobStatus.completed : JobStatus.failed, error, result: { ...shaped, session_id: runtime.record.id } });
@@ -194,3 +201,8 @@ function jobError(r: { success: boolean; stderr: string; kernel_restarted?: bool
 }
 
 export { FAILED };
+
+/** Files the run wrote, and the reference's note when it succeeded with some. */
+function withArtifacts<R extends { success: boolean; artifacts: Artifact[]; note?: string }>(shaped: R, artifacts: Artifact[]): R {
+  return { ...shaped, artifacts, ...(shaped.success && artifacts.length ? { note: artifactNote(artifacts) } : {}) };
+}
