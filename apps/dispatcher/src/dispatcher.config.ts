@@ -1,18 +1,7 @@
 import { z } from 'zod';
-import { AUTH_ENV, authConfigSchema } from '@stoa/auth';
+import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
 import { boolish, ConfigError, loadConfig, positiveInt } from '@stoa/config';
-import { poolConfigSchema, upstreamAuthSchema } from '@stoa/connectors';
-
-const serverSchema = z
-  .object({
-    host: z.string().default('127.0.0.1'),
-    port: z.coerce.number().int().min(0).max(65535).default(8000),
-    allowed_hosts: z.array(z.string()).default([]),
-    max_body_mb: positiveInt.default(16),
-    allow_unauthenticated_remote: boolish.default(false),
-    public_url: z.url().optional(),
-  })
-  .prefault({});
+import { applyConnectorPort, CONNECTOR_ENV, poolConfigSchema, upstreamAuthSchema } from '@stoa/connectors';
 
 /** One worker (reference WorkerConfig): an identical executor replica. */
 const workerSchema = z.object({
@@ -26,7 +15,7 @@ export const dispatcherConfigSchema = z
   .object({
     name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,40}$/, 'use letters, digits and _'),
     description: z.string().default(''),
-    server: serverSchema,
+    server: serverConfigSchema,
     auth: authConfigSchema,
     workers: z.array(workerSchema).min(1, 'a dispatcher needs at least one worker (workers: in YAML, WORKER_<NAME>_URL or WORKER_URLS)'),
     strategy: z.enum(['round_robin', 'least_loaded', 'sticky_session']).default('round_robin'),
@@ -53,19 +42,13 @@ export const dispatcherConfigSchema = z
 export type DispatcherConfig = z.output<typeof dispatcherConfigSchema>;
 
 const ENV_MAP = {
-  CONNECTOR_NAME: 'name',
-  HOST: 'server.host',
-  PORT: 'server.port',
-  PUBLIC_BASE_URL: 'server.public_url',
-  STOA_ALLOW_UNAUTHENTICATED_REMOTE: 'server.allow_unauthenticated_remote',
-  CONNECTOR_ALLOW_NOOP_AUTH: 'server.allow_unauthenticated_remote',
+  ...CONNECTOR_ENV,
   DISPATCHER_STRATEGY: 'strategy',
   DISPATCHER_HEALTH_CHECK_INTERVAL: 'health_check_interval',
   DISPATCHER_FAILURE_POLICY: 'worker_failure_policy',
   DISPATCHER_SESSION_AFFINITY: 'session_affinity',
   STOA_SESSION_KEY: 'session_key',
   REDIS_URL: 'redis_url',
-  ...AUTH_ENV,
 };
 
 /** `WORKER_<NAME>_URL` (+ `WORKER_<NAME>_WEIGHT`) and `WORKER_URLS` (comma list, named worker1…), reference §8.8. */
@@ -89,8 +72,7 @@ function applyWorkerEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): v
   if (workers.length) {
     raw.workers = workers.sort((a, b) => a.name.localeCompare(b.name)).map((w) => ({ name: w.name, url: w.url, ...(w.weight ? { weight: Number(w.weight) } : {}) }));
   }
-  const port = env.CONNECTOR_PORT ?? env.MCP_SERVER_PORT;
-  if (port) raw.server = { ...((raw.server) ?? {}), port };
+  applyConnectorPort(raw, env);
 }
 
 export interface DispatcherSettings {

@@ -1,21 +1,12 @@
-import { type DynamicModule, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { AuthModule } from '@stoa/auth';
 import { LoggingModule } from '@stoa/core';
-import { createUpstreamPool, UpstreamPool } from '@stoa/connectors';
+import { createUpstreamPool, PoolLifecycle, UpstreamPool } from '@stoa/connectors';
 import { AdminWorkersController, HealthController, McpController } from './controllers';
 import type { DispatcherSettings } from './dispatcher.config';
 import { DispatcherMcpService } from './dispatcher-mcp.service';
 import { DISPATCHER_SETTINGS } from './dispatcher.tokens';
 import { DispatchService } from './dispatch.service';
-
-@Injectable()
-class PoolLifecycle implements OnApplicationShutdown {
-  constructor(private readonly pool: UpstreamPool) {}
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.pool.close();
-  }
-}
 
 /** The dispatcher: identical workers behind one endpoint (reference DispatcherServer, §8.5). */
 @Module({})

@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { AUTH_ENV, authConfigSchema } from '@stoa/auth';
-import { boolish, ConfigError, loadConfig, positiveInt } from '@stoa/config';
+import { AUTH_ENV, authConfigSchema, serverConfigSchema } from '@stoa/auth';
+import { boolish, ConfigError, loadConfig } from '@stoa/config';
 import { checkTimeouts, EXECUTION_ENV, executionConfigSchema, resolveTruncationThreshold } from '@stoa/execution';
 import { kernelEnvironmentFields, KERNEL_ENV, SANDBOX_ENV, sandboxConfigSchema } from '@stoa/kernel';
 import { assetSpecSchema, checkEnvironmentBuild, environmentBuildFields, sidecarListSchema } from '@stoa/provision';
@@ -10,21 +10,6 @@ import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
 import { JOBS_ENV, jobsConfigSchema } from '@stoa/jobs';
 import { SESSION_ENV, sessionConfigSchema } from '@stoa/sessions';
 import { loadDomain, skillsConfigSchema, toolsConfigSchema, type LoadedDomain } from '@stoa/tools';
-
-/** `server:` — how the HTTP listener runs. */
-const serverSchema = z
-  .object({
-    host: z.string().default('127.0.0.1'),
-    port: z.coerce.number().int().min(0).max(65535).default(8000),
-    /** Extra Host header names accepted (DNS-rebinding protection). */
-    allowed_hosts: z.array(z.string()).default([]),
-    /** Largest accepted request body, in MiB (code cells can be large). */
-    max_body_mb: positiveInt.default(16),
-    allow_unauthenticated_remote: boolish.default(false),
-    /** Absolute public URL of this server (PUBLIC_BASE_URL): absolute links in 401 challenges. */
-    public_url: z.url().optional(),
-  })
-  .prefault({});
 
 /** `environment:` — how kernels' Python is built (@stoa/provision) and what they inherit (@stoa/kernel). */
 const environmentSchema = z
@@ -38,7 +23,7 @@ export const executorConfigSchema = z
     name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,40}$/, 'use letters, digits and _ (it becomes part of tool names)'),
     description: z.string().default(''),
     data_dir: z.string().default('./data'),
-    server: serverSchema,
+    server: serverConfigSchema,
     auth: authConfigSchema,
     database: databaseConfigSchema,
     environment: environmentSchema,

@@ -1,20 +1,9 @@
 import { z } from 'zod';
-import { AUTH_ENV, authConfigSchema } from '@stoa/auth';
+import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
 import { auditConfigSchema } from '@stoa/audit';
-import { boolish, ConfigError, loadConfig, positiveInt } from '@stoa/config';
-import { poolConfigSchema, upstreamSchema } from '@stoa/connectors';
+import { ConfigError, loadConfig, positiveInt } from '@stoa/config';
+import { applyConnectorPort, CONNECTOR_ENV, poolConfigSchema, upstreamSchema } from '@stoa/connectors';
 import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
-
-const serverSchema = z
-  .object({
-    host: z.string().default('127.0.0.1'),
-    port: z.coerce.number().int().min(0).max(65535).default(8000),
-    allowed_hosts: z.array(z.string()).default([]),
-    max_body_mb: positiveInt.default(16),
-    allow_unauthenticated_remote: boolish.default(false),
-    public_url: z.url().optional(),
-  })
-  .prefault({});
 
 const list = z.union([z.array(z.string()), z.string().transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))]);
 
@@ -40,7 +29,7 @@ export type GatewayPolicy = z.output<typeof gatewayPolicySchema>;
 export const gatewayConfigSchema = z.object({
   name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,40}$/, 'use letters, digits and _'),
   description: z.string().default(''),
-  server: serverSchema,
+  server: serverConfigSchema,
   auth: authConfigSchema,
   upstream: upstreamSchema,
   policy: gatewayPolicySchema,
@@ -54,12 +43,7 @@ export const gatewayConfigSchema = z.object({
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
 
 const ENV_MAP = {
-  CONNECTOR_NAME: 'name',
-  HOST: 'server.host',
-  PORT: 'server.port',
-  PUBLIC_BASE_URL: 'server.public_url',
-  STOA_ALLOW_UNAUTHENTICATED_REMOTE: 'server.allow_unauthenticated_remote',
-  CONNECTOR_ALLOW_NOOP_AUTH: 'server.allow_unauthenticated_remote',
+  ...CONNECTOR_ENV,
   GATEWAY_ALLOWED_TOOLS: 'policy.allowed_tools',
   GATEWAY_BLOCKED_TOOLS: 'policy.blocked_tools',
   GATEWAY_ALLOWED_FUNCTIONS: 'policy.allowed_functions',
@@ -70,7 +54,6 @@ const ENV_MAP = {
   REDIS_URL: 'redis_url',
   STOA_DATA_DIR: 'data_dir',
   ...DATABASE_ENV,
-  ...AUTH_ENV,
 };
 
 /** One upstream from `UPSTREAM_<NAME>_URL` (the reference's env form); `CONNECTOR_PORT` / `MCP_SERVER_PORT`. */
@@ -83,8 +66,7 @@ function applyConnectorEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv)
     const existing = (raw.upstream as Record<string, unknown> | undefined) ?? {};
     raw.upstream = { ...existing, name: existing.name ?? name, url };
   }
-  const port = env.CONNECTOR_PORT ?? env.MCP_SERVER_PORT;
-  if (port) raw.server = { ...((raw.server) ?? {}), port };
+  applyConnectorPort(raw, env);
 }
 
 export interface GatewaySettings {

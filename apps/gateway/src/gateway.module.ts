@@ -1,9 +1,9 @@
 import { join, resolve } from 'node:path';
-import { type DynamicModule, Injectable, Module, type OnApplicationShutdown } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { AuditModule, AUDIT_MIGRATIONS } from '@stoa/audit';
 import { AuthModule } from '@stoa/auth';
 import { LoggingModule } from '@stoa/core';
-import { createUpstreamPool, UpstreamPool } from '@stoa/connectors';
+import { createUpstreamPool, PoolLifecycle, UpstreamPool } from '@stoa/connectors';
 import { PersistenceModule } from '@stoa/persistence';
 import { AdminController, HealthController, McpController } from './controllers';
 import type { GatewaySettings } from './gateway.config';
@@ -11,15 +11,6 @@ import { GatewayMcpService } from './gateway-mcp.service';
 import { GATEWAY_SETTINGS } from './gateway.tokens';
 import { Guardrails } from './guardrails';
 import { RateLimits } from './rate-limits';
-
-@Injectable()
-class PoolLifecycle implements OnApplicationShutdown {
-  constructor(private readonly pool: UpstreamPool) {}
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.pool.close();
-  }
-}
 
 /** The gateway: one upstream behind policy, shared rate limits and an audit log (reference GatewayServer, §8.4). */
 @Module({})

@@ -2,8 +2,8 @@ import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { Principal } from '@stoa/core';
 import type { Upstream, UpstreamPool } from '@stoa/connectors';
-import { defineTool, integer, RawToolResult, type ToolContext, type ToolDefinition } from '@stoa/mcp';
-import { StateGraph, ToolSearch, type Bridge, type DomainCatalog, type SearchCategory } from '@stoa/tools';
+import { defineTool, RawToolResult, type ToolContext, type ToolDefinition } from '@stoa/mcp';
+import { planInputSchema, searchInputSchema, StateGraph, ToolSearch, type Bridge, type DomainCatalog } from '@stoa/tools';
 
 /**
  * 2025-era callers keep their kernel through their MCP session, as on an executor: the router remembers which
@@ -95,20 +95,9 @@ export function routerTools(router: string, pool: UpstreamPool, bridges: readonl
           `Search the domain tools and skills of every server behind ${router} (BM25 over names, descriptions and what each tool is for). ` +
           'Each hit names its server: call tools inside that server\'s execute_<server>_code, read skills with ' +
           `${skillTool}. Narrow with category='tools' or 'skills'; an empty query with top=999 lists everything.`,
-        input: z.object({
-          query: z.string().describe('What you want to do, in your own words'),
-          top: integer().default(5).describe('Results per category'),
-          category: z.string().default('all').describe("'all', 'tools' or 'skills'"),
-        }),
+        input: searchInputSchema,
         annotations: { readOnlyHint: true, openWorldHint: false },
-        handler: ({ query, top, category }) => {
-          if (!['all', 'tools', 'skills'].includes(category)) return Promise.resolve({ error: `Invalid category '${category}'. Must be 'all', 'tools', or 'skills'.` });
-          const result: Record<string, unknown> = search.search(query, top, category as SearchCategory);
-          if (!(result.tools as unknown[]).length && !(result.skills as unknown[]).length) {
-            result.hint = `No tools or skills matched '${query}'. Broaden or rephrase the query, or pass an empty string with top=999 to list everything.`;
-          }
-          return Promise.resolve(result);
-        },
+        handler: (a) => Promise.resolve(search.answer(a, `No tools or skills matched '${a.query}'. Broaden or rephrase the query, or pass an empty string with top=999 to list everything.`)),
       }),
     );
   }
@@ -155,27 +144,8 @@ function planTool(router: string, graph: StateGraph): ToolDefinition {
     description:
       `Plan workflows across every server behind ${router}: one state graph over all their state-annotated tools, joined by the configured bridges. ` +
       "'overview' lists states, tools and skills; 'next_steps' with current_state shows what applies; 'path' with current_state and target_state gives the shortest tool sequence (crossing servers through bridges); 'tool' with tool_name shows one transition.",
-    input: z.object({
-      domain: z.string().default('').describe('Limit overview to one domain (token prefix)'),
-      mode: z.string().default('overview').describe("'overview', 'next_steps', 'path' or 'tool'"),
-      current_state: z.string().default('').describe("A state token like 'domain.state_name'"),
-      target_state: z.string().default('').describe('Goal state for path mode'),
-      tool_name: z.string().default('').describe('Tool for tool mode'),
-    }),
+    input: planInputSchema,
     annotations: { readOnlyHint: true, openWorldHint: false },
-    handler: (a) => {
-      switch (a.mode) {
-        case 'overview':
-          return Promise.resolve(graph.overview(a.domain));
-        case 'next_steps':
-          return Promise.resolve(graph.nextSteps(a.current_state));
-        case 'path':
-          return Promise.resolve(graph.path(a.current_state, a.target_state));
-        case 'tool':
-          return Promise.resolve(graph.tool(a.tool_name));
-        default:
-          return Promise.resolve({ error: `Unknown mode '${a.mode}'. Use: overview, next_steps, path, tool.` });
-      }
-    },
+    handler: (a) => Promise.resolve(graph.answer(a)),
   });
 }

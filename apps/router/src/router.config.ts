@@ -1,19 +1,7 @@
 import { z } from 'zod';
-import { AUTH_ENV, authConfigSchema } from '@stoa/auth';
-import { boolish, ConfigError, loadConfig, positiveInt } from '@stoa/config';
-import { poolConfigSchema, upstreamSchema } from '@stoa/connectors';
-
-/** `server:` — the router's HTTP listener (same keys as the executor's). */
-const serverSchema = z
-  .object({
-    host: z.string().default('127.0.0.1'),
-    port: z.coerce.number().int().min(0).max(65535).default(8000),
-    allowed_hosts: z.array(z.string()).default([]),
-    max_body_mb: positiveInt.default(16),
-    allow_unauthenticated_remote: boolish.default(false),
-    public_url: z.url().optional(),
-  })
-  .prefault({});
+import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
+import { ConfigError, loadConfig } from '@stoa/config';
+import { applyConnectorPort, CONNECTOR_ENV, poolConfigSchema, upstreamSchema } from '@stoa/connectors';
 
 /** A cross-server link between states (navigation aid in the unified plan). */
 const bridgeSchema = z.object({ from_state: z.string().min(1), to_state: z.string().min(1), description: z.string().default('') });
@@ -22,7 +10,7 @@ const bridgeSchema = z.object({ from_state: z.string().min(1), to_state: z.strin
 export const routerConfigSchema = z.object({
   name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,40}$/, 'use letters, digits and _ (it becomes part of tool names)'),
   description: z.string().default(''),
-  server: serverSchema,
+  server: serverConfigSchema,
   auth: authConfigSchema,
   upstreams: z.array(upstreamSchema).min(1, 'a router needs at least one upstream (upstreams: in YAML or UPSTREAM_<NAME>_URL)'),
   bridges: z.array(bridgeSchema).default([]),
@@ -30,15 +18,7 @@ export const routerConfigSchema = z.object({
 });
 export type RouterConfig = z.output<typeof routerConfigSchema>;
 
-const ENV_MAP = {
-  CONNECTOR_NAME: 'name',
-  HOST: 'server.host',
-  PORT: 'server.port',
-  PUBLIC_BASE_URL: 'server.public_url',
-  STOA_ALLOW_UNAUTHENTICATED_REMOTE: 'server.allow_unauthenticated_remote',
-  CONNECTOR_ALLOW_NOOP_AUTH: 'server.allow_unauthenticated_remote', // the reference's name for the same acknowledgement
-  ...AUTH_ENV,
-};
+const ENV_MAP = CONNECTOR_ENV;
 
 /**
  * `UPSTREAM_<NAME>_URL` adds an upstream (or replaces the URL of the one with that name); names are lowercased
@@ -66,8 +46,7 @@ function applyConnectorEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv)
     }
     raw.upstreams = list;
   }
-  const port = env.CONNECTOR_PORT ?? env.MCP_SERVER_PORT;
-  if (port) raw.server = { ...((raw.server) ?? {}), port };
+  applyConnectorPort(raw, env);
 }
 
 export interface RouterSettings {

@@ -1,11 +1,11 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { AuthModule } from '@stoa/auth';
 import { LoggingModule } from '@stoa/core';
+import { createUpstreamPool, PoolLifecycle, UpstreamPool } from '@stoa/connectors';
 import { AdminUpstreamsController } from './admin.controller';
 import { CatalogController } from './catalog.controller';
 import { HealthController } from './health.controller';
 import { McpController } from './mcp.controller';
-import { PoolLifecycle, poolProvider } from './pool.provider';
 import type { RouterSettings } from './router.config';
 import { RouterMcpService } from './router-mcp.service';
 import { ROUTER_SETTINGS } from './router.tokens';
@@ -18,7 +18,12 @@ export class RouterModule {
       module: RouterModule,
       imports: [LoggingModule.forRoot('stoa-router'), AuthModule.forRoot({ auth: s.config.auth, publicBaseUrl: s.config.server.public_url })],
       controllers: [HealthController, McpController, CatalogController, AdminUpstreamsController],
-      providers: [{ provide: ROUTER_SETTINGS, useValue: s }, poolProvider, PoolLifecycle, RouterMcpService],
+      providers: [
+        { provide: ROUTER_SETTINGS, useValue: s },
+        { provide: UpstreamPool, useFactory: () => createUpstreamPool(s.config.upstreams, s.config.connectors, s.config.auth) },
+        PoolLifecycle,
+        RouterMcpService,
+      ],
     };
   }
 }

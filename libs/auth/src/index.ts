@@ -18,3 +18,5 @@ export { AuthModule, type AuthModuleOptions } from './auth.module';
 export { installHttpBasics, type HttpBasicsOptions } from './http-basics';
 /** A request's principal outside the guard chain (connector hot paths). */
 export { PrincipalResolver } from './principal-resolver';
+/** `server:` — the HTTP listener block every app shares. */
+export { serverConfigSchema, type ServerConfig } from './server.config';

@@ -15,3 +15,6 @@ export { connectorFastPath, type FastPathHooks, type ForwardOutcome, type RpcBod
 export * from './credentials';
 /** A connected pool for a connector app (credentials checked at start). */
 export { createUpstreamPool } from './pool-factory';
+/** Shared connector config pieces (env names, CONNECTOR_PORT) and the connector app runner. */
+export { applyConnectorPort, CONNECTOR_ENV } from './connector.config';
+export { PoolLifecycle, runConnectorApp, type ConnectorAppSpec } from './connector-app';

@@ -7,8 +7,8 @@ export { kernelToolSpecs, loadDomain, skillsConfigSchema, toolsConfigSchema, typ
 /** Markdown skills with front matter. */
 export { discoverSkills } from './skills';
 /** BM25 tool and skill search. */
-export { ToolSearch, toolAffordances, type SearchCategory, type SearchHit } from './search';
+export { searchInputSchema, ToolSearch, toolAffordances, type SearchCategory, type SearchHit } from './search';
 /** State graph planner. */
-export { StateGraph, type Bridge, type ToolSummary } from './planner';
+export { planInputSchema, StateGraph, type Bridge, type PlanArgs, type ToolSummary } from './planner';
 /** Agent-facing text and the /catalog document. */
 export { catalogJson, toolCatalogueText } from './describe';

@@ -1,4 +1,15 @@
+import { z } from 'zod';
 import type { DomainCatalog } from './tools.types';
+
+/** Arguments of every `plan_*_workflow` tool (reference §4.7). */
+export const planInputSchema = z.object({
+  domain: z.string().default('').describe('Limit overview to one domain (token prefix)'),
+  mode: z.string().default('overview').describe("'overview', 'next_steps', 'path' or 'tool'"),
+  current_state: z.string().default('').describe("A state token like 'domain.state_name'"),
+  target_state: z.string().default('').describe('Goal state for path mode'),
+  tool_name: z.string().default('').describe('Tool for tool mode'),
+});
+export type PlanArgs = z.output<typeof planInputSchema>;
 
 /** A tool as the planner shows it. */
 export interface ToolSummary {
@@ -53,6 +64,22 @@ export class StateGraph {
   /** True when any tool carries a state annotation (the plan tool is registered only then). */
   get annotated(): boolean {
     return this.tools.length > 0;
+  }
+
+  /** One `plan_*_workflow` call: dispatches on `mode`. */
+  answer(a: PlanArgs): Record<string, unknown> {
+    switch (a.mode) {
+      case 'overview':
+        return this.overview(a.domain);
+      case 'next_steps':
+        return this.nextSteps(a.current_state);
+      case 'path':
+        return this.path(a.current_state, a.target_state);
+      case 'tool':
+        return this.tool(a.tool_name);
+      default:
+        return { error: `Unknown mode '${a.mode}'. Use: overview, next_steps, path, tool.` };
+    }
   }
 
   overview(domain: string): Record<string, unknown> {

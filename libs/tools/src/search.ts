@@ -1,6 +1,15 @@
 import MiniSearch, { type SearchResult } from 'minisearch';
 import { stemmer } from 'stemmer';
+import { z } from 'zod';
+import { integer } from '@stoa/mcp';
 import type { DomainCatalog, SkillDef, StateSpec, ToolDef } from './tools.types';
+
+/** Arguments of every `search_*_tools` tool (reference §1.4). */
+export const searchInputSchema = z.object({
+  query: z.string().describe('What you want to do, in your own words'),
+  top: integer().default(5).describe('Results per category'),
+  category: z.string().default('all').describe("'all', 'tools' or 'skills'"),
+});
 
 /** One search hit as the reference returns it (§1.4). */
 export interface SearchHit {
@@ -80,6 +89,14 @@ export class ToolSearch {
     this.tools.addAll(this.toolList.map(({ tool: t, server }, id) => ({ id, name: t.name, description: t.description, affordances: toolAffordances(t, statesOf.get(server) ?? []).join(' . '), signature: signatureText(t) })));
     this.skills = new MiniSearch<ToolDoc>(options);
     this.skills.addAll(this.skillList.map(({ skill: s }, id) => ({ id, name: s.name, description: s.description, affordances: s.states.join(' '), signature: '' })));
+  }
+
+  /** One `search_*_tools` call: the reference's category check, hits, and `emptyHint` when nothing matched. */
+  answer(a: z.output<typeof searchInputSchema>, emptyHint: string): Record<string, unknown> {
+    if (!['all', 'tools', 'skills'].includes(a.category)) return { error: `Invalid category '${a.category}'. Must be 'all', 'tools', or 'skills'.` };
+    const result: Record<string, unknown> = this.search(a.query, a.top, a.category as SearchCategory);
+    if (!(result.tools as unknown[]).length && !(result.skills as unknown[]).length) result.hint = emptyHint;
+    return result;
   }
 
   search(query: string, top: number, category: SearchCategory): { tools: SearchHit[]; skills: SearchHit[] } {

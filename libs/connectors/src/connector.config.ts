@@ -1,0 +1,18 @@
+import { AUTH_ENV } from '@stoa/auth';
+
+/** Env names every connector reads (reference §8.8 plus ours), mapped to config paths. */
+export const CONNECTOR_ENV = {
+  CONNECTOR_NAME: 'name',
+  HOST: 'server.host',
+  PORT: 'server.port',
+  PUBLIC_BASE_URL: 'server.public_url',
+  STOA_ALLOW_UNAUTHENTICATED_REMOTE: 'server.allow_unauthenticated_remote',
+  CONNECTOR_ALLOW_NOOP_AUTH: 'server.allow_unauthenticated_remote', // the reference's name for the same acknowledgement
+  ...AUTH_ENV,
+} as const;
+
+/** `CONNECTOR_PORT` (fallback `MCP_SERVER_PORT`) sets the listener port, as in the reference. */
+export function applyConnectorPort(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
+  const port = env.CONNECTOR_PORT ?? env.MCP_SERVER_PORT;
+  if (port) raw.server = { ...((raw.server) ?? {}), port };
+}
