@@ -12,6 +12,7 @@ import { executeTool } from './tools/execute.tool';
 import { jobTools } from './tools/job.tools';
 import { JobTasks } from './tasks.backend';
 import { sessionTools } from './tools/session.tools';
+import { SendService, sendTool } from '@stoa/transfer';
 
 /** Binds the executor's tools to the MCP endpoint. */
 @Injectable()
@@ -27,6 +28,7 @@ export class ExecutorMcpService implements OnApplicationShutdown {
     jobs: JobService,
     tasks: JobTasks,
     kernels: KernelService,
+    send: SendService,
   ) {
     const { config } = settings;
     const catalog = settings.domain.catalog;
@@ -40,6 +42,7 @@ export class ExecutorMcpService implements OnApplicationShutdown {
       ...domainTools(config.name, catalog),
       ...sessionTools(config.name, sessions, execution),
       ...jobTools(config.name, jobs, sessions, execution, config.execution.max_timeout),
+      sendTool(config.name, send, config.transfer.link_ttl_seconds),
     ];
     this.endpoint = new McpEndpoint(
       { name: `${config.name}-executor`, version: '0.1.0', instructions: config.description || undefined, tools: () => this.tools, tasks },

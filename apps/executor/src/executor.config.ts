@@ -8,6 +8,7 @@ import { kernelEnvironmentFields, KERNEL_ENV, SANDBOX_ENV, sandboxConfigSchema }
 import { assetSpecSchema, checkEnvironmentBuild, environmentBuildFields, sidecarListSchema } from '@stoa/provision';
 import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
 import { JOBS_ENV, jobsConfigSchema } from '@stoa/jobs';
+import { peersConfigSchema, publishersConfigSchema, TRANSFER_ENV, transferConfigSchema } from '@stoa/transfer';
 import { SESSION_ENV, sessionConfigSchema } from '@stoa/sessions';
 import { loadDomain, skillsConfigSchema, toolsConfigSchema, type LoadedDomain } from '@stoa/tools';
 
@@ -38,6 +39,12 @@ export const executorConfigSchema = z
     jobs: jobsConfigSchema,
     tools: toolsConfigSchema,
     skills: skillsConfigSchema,
+    /** Download links, handles, asset tags, object-transfer limits. */
+    transfer: transferConfigSchema,
+    /** `{name}_send` destinations besides `user`: local dir, blob container, static peer servers. */
+    publishers: publishersConfigSchema,
+    /** Peer registry: name → root URL (or {url, auth}); overlaid by AGORA_PEER_REGISTRY. */
+    peers: peersConfigSchema,
   })
   .superRefine((c, ctx) => {
     const problem = checkTimeouts(c.execution);
@@ -58,6 +65,7 @@ const ENV_MAP = {
   STOA_ALLOW_UNAUTHENTICATED_REMOTE: 'server.allow_unauthenticated_remote',
   STOA_DATA_DIR: 'data_dir',
   PUBLIC_BASE_URL: 'server.public_url',
+  SERVER_PUBLIC_URL: 'server.public_url',
   ...AUTH_ENV,
   ...DATABASE_ENV,
   ...KERNEL_ENV,
@@ -65,6 +73,7 @@ const ENV_MAP = {
   ...SESSION_ENV,
   ...EXECUTION_ENV,
   ...JOBS_ENV,
+  ...TRANSFER_ENV,
 };
 
 /** Resolved, ready-to-use settings derived from the config. */
@@ -76,6 +85,8 @@ export interface ExecutorSettings {
   truncationThreshold: number;
   /** Tools, states and skills from the manifest and skills directory. */
   domain: LoadedDomain;
+  /** This server's base URL as users reach it (download links); set from public_url, else after listen. */
+  publicUrl: { value: string };
   /** Filled by provisioning at start: the kernel interpreter, paths kernels read, variables they inherit. */
   runtime?: { python: string; readPaths: string[]; env: Record<string, string> };
 }
@@ -95,6 +106,7 @@ export function loadExecutorSettings(
     baseDir,
     dataDir,
     replica: config.sessions.replica ?? `${hostname()}:${config.server.port}`,
+    publicUrl: { value: config.server.public_url ?? `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${config.server.port}` },
     domain: loadDomain(config.name, config.tools, config.skills, baseDir),
     truncationThreshold: resolveTruncationThreshold(config.execution.output_truncation_threshold, env.CODE_OUTPUT_TRUNCATION_THRESHOLD, warn),
   };

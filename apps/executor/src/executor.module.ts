@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { type DynamicModule, Module } from '@nestjs/common';
-import { AuthModule } from '@stoa/auth';
+import { type DynamicModule, Logger, Module } from '@nestjs/common';
+import { AuthModule, entraSettings } from '@stoa/auth';
 import { LoggingModule } from '@stoa/core';
 import { ExecutionModule } from '@stoa/execution';
 import { KernelModule } from '@stoa/kernel';
@@ -9,6 +9,7 @@ import { PersistenceModule } from '@stoa/persistence';
 import { JOB_MIGRATIONS, JobsModule } from '@stoa/jobs';
 import { SESSION_MIGRATIONS, SessionModule } from '@stoa/sessions';
 import { kernelToolSpecs } from '@stoa/tools';
+import { loadPeerRegistry, TRANSFER_MIGRATIONS, TransferModule, type PeerDestination } from '@stoa/transfer';
 import type { KernelProcess } from '@stoa/kernel';
 import { AdminController, OpenApiDocument } from './admin.controller';
 import { AdminJobsController } from './admin-jobs.controller';
@@ -20,6 +21,8 @@ import { JobTasks } from './tasks.backend';
 import { CatalogController, CatalogDocument } from './catalog.controller';
 import { HealthController } from './health.controller';
 import { McpController } from './mcp.controller';
+import { AdminTransfersController } from './admin-transfers.controller';
+import { TransferController } from './transfer.controller';
 
 /** The executor: one domain server with kernels, sessions and the MCP surface. */
 @Module({})
@@ -31,7 +34,7 @@ export class ExecutorModule {
       imports: [
         LoggingModule.forRoot('stoa-executor'),
         AuthModule.forRoot({ auth: c.auth, publicBaseUrl: c.server.public_url }),
-        PersistenceModule.forRoot({ database: c.database, defaultSqlitePath: join(s.dataDir, 'stoa.sqlite'), migrations: [...SESSION_MIGRATIONS, ...JOB_MIGRATIONS] }),
+        PersistenceModule.forRoot({ database: c.database, defaultSqlitePath: join(s.dataDir, 'stoa.sqlite'), migrations: [...SESSION_MIGRATIONS, ...JOB_MIGRATIONS, ...TRANSFER_MIGRATIONS] }),
         KernelModule.forRoot({
           python: s.runtime?.python ?? c.environment.python,
           env: kernelEnv(s),
@@ -42,6 +45,7 @@ export class ExecutorModule {
           warmPool: c.sessions.warm_pool,
           readPaths: s.runtime?.readPaths,
           bootstrap: toolBootstrap(s),
+          handleMaxBytes: c.transfer.handles.max_bytes,
         }),
         SessionModule.forRoot({
           maxSessions: c.sessions.max_sessions,
@@ -61,6 +65,16 @@ export class ExecutorModule {
             concurrency: c.execution.parallel_max_concurrency ?? availableParallelism(),
           },
         }),
+        TransferModule.forRoot({
+          serverName: c.name,
+          publicUrl: () => s.publicUrl.value,
+          dataDir: s.dataDir,
+          config: c.transfer,
+          publishers: c.publishers,
+          peers: peerDestinations(s),
+          ownAudiences: c.auth.mode === 'entra' ? entraSettings(c.auth).audiences : [],
+          fallbackKey: c.sessions.id_signing_key,
+        }),
         ExecutionModule.forRoot({
           serverName: c.name,
           mode: c.execution.mode,
@@ -71,7 +85,7 @@ export class ExecutorModule {
           interruptGraceMs: c.execution.interrupt_grace_seconds * 1000,
         }),
       ],
-      controllers: [HealthController, McpController, AdminController, AdminJobsController, CatalogController],
+      controllers: [HealthController, McpController, AdminController, AdminJobsController, AdminTransfersController, CatalogController, TransferController],
       providers: [{ provide: EXECUTOR_SETTINGS, useValue: s }, ExecutorMcpService, CatalogDocument, OpenApiDocument, BatchProcessor, JobTasks],
     };
   }
@@ -89,4 +103,13 @@ function kernelEnv(s: ExecutorSettings): Record<string, string> {
 function toolBootstrap(s: ExecutorSettings): ((k: KernelProcess) => Promise<void>) | undefined {
   const specs = kernelToolSpecs(s.domain.catalog);
   return specs.length ? (kernel) => kernel.installTools(specs, 30_000) : undefined;
+}
+
+/** Registry peers (`peers:` + AGORA_PEER_REGISTRY, own name dropped), then static server publishers. */
+function peerDestinations(s: ExecutorSettings): PeerDestination[] {
+  const c = s.config;
+  const registry = loadPeerRegistry(c.peers, process.env.AGORA_PEER_REGISTRY, c.name, (m) => new Logger('Transfer').warn(m));
+  const statics: PeerDestination[] = c.publishers.servers.map((p) => ({ name: p.name, url: p.url, trustHttp: p.trust_http }));
+  const peers: PeerDestination[] = [...registry].map(([name, p]) => ({ name, url: p.url, trustHttp: true, auth: p.auth }));
+  return [...statics, ...peers.filter((p) => !statics.some((x) => x.name === p.name))];
 }

@@ -84,7 +84,7 @@ async function main(): Promise<void> {
   }
   app.useLogger(app.get(Logger));
   app.use(accessLog(logger));
-  installHttpBasics(app, { maxBodyBytes: server.max_body_mb * 1024 * 1024, allowedHosts: allowedHostsFor(server.host, server.allowed_hosts) });
+  installHttpBasics(app, { maxBodyBytes: server.max_body_mb * 1024 * 1024, allowedHosts: allowedHostsFor(server.host, server.allowed_hosts), rawPaths: ['/object-transfer/receive'] });
   app.get(OpenApiDocument).document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder().setTitle(`Stoa executor '${name}' admin API`).setVersion('v1').addBearerAuth().build(),
@@ -95,6 +95,7 @@ async function main(): Promise<void> {
   }, logger);
   await app.listen(server.port, server.host);
   const url = await app.getUrl();
+  if (!server.public_url) settings.publicUrl.value = url.replace('[::1]', '127.0.0.1').replace('0.0.0.0', '127.0.0.1');
   logger.info({ server: name, url: `${url.replace('[::1]', '127.0.0.1')}/mcp`, replica: settings.replica }, `${name} executor listening`);
 }
 

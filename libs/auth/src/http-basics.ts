@@ -6,6 +6,8 @@ export interface HttpBasicsOptions {
   maxBodyBytes: number;
   /** Host names accepted (DNS-rebinding protection); undefined → any. */
   allowedHosts?: readonly string[];
+  /** Paths whose handlers read their own (larger) bodies, e.g. object transfer; skipped by the JSON parser. */
+  rawPaths?: readonly string[];
 }
 
 /** Hardening before any route runs: Host/Origin checks (DNS rebinding), security headers on /admin, JSON bodies with a clear 413. */
@@ -29,7 +31,9 @@ export function installHttpBasics(app: NestExpressApplication, opts: HttpBasicsO
   app.use('/admin', helmet());
   // The raw bytes stay on the request: a connector forwards them upstream without re-serialising.
   const json = express.json({ limit: opts.maxBodyBytes, verify: (req, _res, buf) => void ((req as Request & { rawBody?: Buffer }).rawBody = buf) });
+  const raw = new Set(opts.rawPaths ?? []);
   app.use((req: Request, res: Response, next: NextFunction) => {
+    if (raw.has(req.path)) return next();
     json(req, res, (err?: unknown) => {
       if (!err) return next();
       const e = err as { status?: number; type?: string; message?: string };

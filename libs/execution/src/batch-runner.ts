@@ -66,7 +66,7 @@ export class BatchRunner {
         return { status: JobStatus.cancelled, result: { ...emptyResult(), description: '', session_id: item.sessionId, error: 'cancelled' }, payload: null, error: 'cancelled' };
       }
       await kernel.assign({ USER_IDENTITY: item.owner, STOA_SESSION_ID: item.sessionId });
-      const run = await kernel.execute(item.code, { timeoutMs: item.timeoutS * 1000, graceMs: this.settings.interruptGraceMs, captureChars: this.execution.captureChars(), screen: this.kernels.screenOptions, policy: item.policy, onOutput });
+      const run = await this.execution.runCell(item.owner, kernel, dirs, item.code, { timeoutMs: item.timeoutS * 1000, graceMs: this.settings.interruptGraceMs, captureChars: this.execution.captureChars(), screen: this.kernels.screenOptions, policy: item.policy, onOutput });
       const shaped = { ...shapeResult(run, item.timeoutS, this.execution.captureChars(), this.settings.interruptGraceMs), description: '', session_id: item.sessionId };
       if (signal.aborted) return { status: JobStatus.cancelled, result: shaped, payload: null, error: 'cancelled' };
       const captured = shaped.success && item.resultVariable ? await kernel.capture(item.resultVariable, 10_000) : undefined;

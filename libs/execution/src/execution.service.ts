@@ -1,12 +1,13 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { InvalidInputError, settlesWithin, type Principal } from '@stoa/core';
 import { JobService, JobStatus } from '@stoa/jobs';
-import { ExecutionOutcome, KernelService, type KernelExecution } from '@stoa/kernel';
+import { ExecutionOutcome, KernelService, type ExecuteOptions, type KernelDirs, type KernelExecution, type KernelProcess } from '@stoa/kernel';
 import { SessionService, SessionStatus, type SessionRuntime } from '@stoa/sessions';
 import { MAX_CAPTURE_CHARS } from './execution.config';
 import type { ExecuteInput, ExecuteOrigin, ExecuteResult, JobHandle } from './execution.types';
 import { emptyResult, FAILED, shapeResult } from './result-shape';
-import { type Artifact, artifactNote, changedArtifacts, snapshotOutputs } from './artifacts';
+import { type Artifact, artifactNote, changedArtifacts, type OutputSnapshot, snapshotOutputs, TransferLog, TransferRuntime } from '@stoa/transfer';
+import { runCell } from './kernel-run';
 
 /** What the execution service needs from config. */
 export interface ExecutionSettings {
@@ -30,7 +31,21 @@ export class ExecutionService {
     private readonly sessions: SessionService,
     private readonly kernels: KernelService,
     @Optional() private readonly jobs?: JobService,
+    @Optional() private readonly transfer?: TransferRuntime,
+    @Optional() private readonly transferLog?: TransferLog,
   ) {}
+
+  /** Runs one cell with asset/handle resolution (when the transfer module is present). */
+  runCell(owner: string, kernel: KernelProcess, dirs: KernelDirs, code: string, opts: ExecuteOptions): Promise<KernelExecution> {
+    return runCell(this.transfer?.inputs, owner, kernel, dirs, code, opts);
+  }
+
+  /** Files a run wrote, recorded for the admin API. */
+  private async artifactsOf(runtime: SessionRuntime, before: OutputSnapshot): Promise<Artifact[]> {
+    const list = await changedArtifacts(runtime.outputDir, before);
+    this.transferLog?.artifactsWritten(runtime.record.owner, runtime.record.id, list);
+    return list;
+  }
 
   /** Picks the session for an execute call: explicit id, the legacy MCP session, or a new one. */
   async resolveSession(principal: Principal, input: ExecuteInput, origin: ExecuteOrigin): Promise<SessionRuntime> {
@@ -65,7 +80,7 @@ export class ExecutionService {
     const run = runtime.lock.runExclusive(async () => {
       const { kernel } = await this.sessions.kernelFor(runtime);
       const before = await snapshotOutputs(runtime.outputDir);
-      const r = await kernel.execute(input.code, {
+      const r = await this.runCell(runtime.record.owner, kernel, runtime.dirs, input.code, {
         timeoutMs: timeoutS * 1000,
         graceMs: this.settings.interruptGraceMs,
         captureChars: this.captureChars(),
@@ -79,7 +94,7 @@ export class ExecutionService {
       });
       // A timed-out foreground run registers nothing; a promoted (background) one registers what it wrote.
       const registers = r.outcome === ExecutionOutcome.completed || jobId !== undefined;
-      return { ...r, artifacts: registers ? await changedArtifacts(runtime.outputDir, before) : [] };
+      return { ...r, artifacts: registers ? await this.artifactsOf(runtime, before) : [] };
     });
     // The caller cancelling (notifications/cancelled, or closing a 2026-07-28 stream) interrupts the run.
     const cancel = () => runtime.kernel?.interrupt();
@@ -142,7 +157,7 @@ export class ExecutionService {
     const run = runtime.lock.runExclusive(async () => {
       const { kernel } = await this.sessions.kernelFor(runtime);
       const before = await snapshotOutputs(runtime.outputDir);
-      const r = await kernel.execute(code, {
+      const r = await this.runCell(runtime.record.owner, kernel, runtime.dirs, code, {
         timeoutMs: timeoutS * 1000,
         graceMs: this.settings.interruptGraceMs,
         captureChars: this.captureChars(),
@@ -153,7 +168,7 @@ export class ExecutionService {
           jobs.appendOutput(job.id, stream, text);
         },
       });
-      return { ...r, artifacts: await changedArtifacts(runtime.outputDir, before) }; // background: what it wrote, timed out or not
+      return { ...r, artifacts: await this.artifactsOf(runtime, before) }; // background: what it wrote, timed out or not
     });
     void this.finishJob(runtime, job.id, run, timeoutS);
     return this.handle(job.id, runtime, description, false);

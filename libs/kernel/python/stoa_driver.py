@@ -10,19 +10,37 @@ import base64
 import ctypes
 import io
 import json
+import keyword
 import os
 import signal
 import sys
 import threading
 import traceback
+import types
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stoa_transfer  # noqa: E402 - beside this file; the driver's only eager sibling import
+sys.path.pop(0)
 
 CMD_FD = int(os.environ.pop("STOA_CMD_FD", "3"))
 REPLY_FD = int(os.environ.pop("STOA_REPLY_FD", "4"))
 CTL_FD = int(os.environ.pop("STOA_CTL_FD", "5"))
 REAP_STRAYS = os.environ.pop("STOA_REAP_STRAYS", "") == "1"
+HANDLE_DIR = os.environ.pop("STOA_HANDLE_DIR", "")
+HANDLE_MAX_BYTES = os.environ.pop("STOA_HANDLE_MAX_BYTES", "")
 MAX_DISPLAY_BYTES = 5 * 1024 * 1024
 
 _in_user_code = False
+
+
+def _user_call(fn, *args):
+    """Runs fn with SIGINT enabled: it runs user code (cells, __reduce__, __setstate__, reprs)."""
+    global _in_user_code
+    _in_user_code = True
+    try:
+        return fn(*args)
+    finally:
+        _in_user_code = False
 
 
 def _on_sigint(signum, frame):
@@ -155,9 +173,20 @@ class Displays(object):
 
 class Driver(object):
     def __init__(self):
-        self.namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+        # The namespace is the __main__ module (as in IPython), so pickle finds classes and functions defined
+        # in cells by reference: dump, stash and multiprocessing work with plain pickle too.
+        self.driver_module = sys.modules["__main__"]
+        main_module = types.ModuleType("__main__")
+        sys.modules["__main__"] = main_module
+        self.namespace = main_module.__dict__
+        self.namespace["__builtins__"] = __builtins__
         self.displays = Displays()
         self.namespace["display"] = self.display
+        self.namespace[stoa_transfer.LOAD_HELPER] = stoa_transfer.load
+        self.stashed = []  # handles created by the current execution
+        if HANDLE_DIR:
+            limit = int(HANDLE_MAX_BYTES) if HANDLE_MAX_BYTES.isdigit() else 100 * 1024 * 1024
+            self.namespace["stash"] = stoa_transfer.make_stash(HANDLE_DIR, limit, self.stashed.append)
         # Reference bootstrap: AGORA_OUTPUT_DIR as a global and agora_output(name) -> path inside it.
         output_dir = os.environ.get("AGORA_OUTPUT_DIR")
         if output_dir:
@@ -198,31 +227,39 @@ class Driver(object):
         tail = compile(last, filename, "eval") if last is not None else None
         return body, tail
 
-    def run(self, code):
-        global _in_user_code
+    def run(self, code, rewrite=None):
+        """One cell. `rewrite` maps asset/handle literals to files (stoa_transfer.rewrite_parts); the code screen
+        has already seen the original code."""
         self.displays = Displays()
-        ok = True
-        error = None
+        del self.stashed[:]
         try:
-            _in_user_code = True
-            body, tail = self.compile_cell(code)
-            exec(body, self.namespace)
-            if tail is not None:
-                value = eval(tail, self.namespace)
-                if value is not None:
-                    self.namespace["_"] = value
-                    self.displays.add_object(value)
-                    sys.stdout.write(repr(value) + "\n")
-            _in_user_code = False
+            preamble, code = stoa_transfer.rewrite_parts(code, rewrite) if rewrite else ("", code)
+        except Exception as exc:
+            error = "Could not substitute the asset tags and handle ids in this code (%s: %s). Nothing ran.\n" % (
+                type(exc).__name__, exc)
+            sys.stderr.write(error)
+            return False, error
+        ok, error = True, None
+        try:
+            _user_call(self.run_cell, preamble, code)
         except BaseException as exc:  # noqa: B902 - user code may raise anything, SystemExit included
-            _in_user_code = False
             ok = False
             error = self.format_exception(exc)
             sys.stderr.write(error)
-        finally:
-            _in_user_code = False
         self.displays.capture_matplotlib()
         return ok, error
+
+    def run_cell(self, preamble, code):
+        body, tail = self.compile_cell(code)
+        if preamble:  # binds the synthetic variables; loading a handle may run user __setstate__ code
+            exec(compile(preamble, "<asset-and-handle-literals>", "exec"), self.namespace)
+        exec(body, self.namespace)
+        if tail is not None:
+            value = eval(tail, self.namespace)
+            if value is not None:
+                self.namespace["_"] = value
+                self.displays.add_object(value)
+                sys.stdout.write(repr(value) + "\n")
 
     def install_tools(self, tools):
         try:
@@ -274,7 +311,7 @@ class Driver(object):
     def format_exception(self, exc):
         lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
         # Hide the driver's own frame so tracebacks start at the user's cell.
-        kept = [line for line in lines if "stoa_driver.py" not in line]
+        kept = [line for line in lines if "stoa_driver.py" not in line and "stoa_transfer.py" not in line]
         return "".join(kept)
 
     def screen(self, command):
@@ -299,6 +336,61 @@ class Driver(object):
                 pass
             os.write(fd, marker.encode("utf-8"))
 
+    def dump_variable(self, name, path):
+        """Serialises a namespace variable to `path` for a transfer (the host reads the file)."""
+        if not name or name not in self.namespace:
+            return {"ok": True, "value": {"found": False}}
+        try:
+            serializer, size = _user_call(stoa_transfer.dump, self.namespace[name], path)
+        except BaseException as exc:  # noqa: B902 - a user __reduce__ may raise anything
+            error = stoa_transfer.describe_dump_error(exc)
+            return {"ok": False, "error": error, "value": {"found": True, "error": error}}
+        return {"ok": True, "value": {"found": True, "serializer": serializer, "size_bytes": size}}
+
+    def load_variable(self, name, path, serializer):
+        """Binds `name` to the object the host put in `path`; the error is the traceback text."""
+        if not (isinstance(name, str) and name.isidentifier() and not keyword.iskeyword(name)):
+            return {"ok": False, "error": "ValueError: invalid Python variable name: %r\n" % (name,)}
+        try:
+            self.namespace[name] = _user_call(stoa_transfer.load, path, serializer)
+        except BaseException as exc:  # noqa: B902 - a user __setstate__ may raise anything
+            return {"ok": False, "error": self.format_exception(exc)}
+        return {"ok": True}
+
+    def handle(self, command):
+        """The reply fields of one result-producing op, or None for an unknown op."""
+        op = command.get("op")
+        if op == "exec":
+            screened = self.screen(command)
+            if screened:
+                return {"ok": False, "error": screened, "rejected": True}
+            if self.tools is not None:
+                self.tools.begin(command.get("policy"))
+            ok, error = self.run(command.get("code", ""), command.get("rewrite"))
+            trace = self.tools.trace if self.tools is not None else None
+            if self.tools is not None:
+                self.tools.end()  # drops the trace's refs; the reply keeps the records
+            return {"ok": ok, "error": error, "displays": self.displays.items, "stashed": list(self.stashed),
+                    "tool_calls": trace.records if trace else [], "tool_calls_dropped": trace.dropped if trace else {}}
+        if op == "install_tools":
+            ok, error = self.install_tools(command.get("tools", []))
+            return {"ok": ok, "error": error}
+        if op == "capture":
+            return {"ok": True, "value": self.capture(command.get("name", ""))}
+        if op == "inspect":
+            value = self.inspect()
+            return {"ok": value is not None, "value": value}
+        if op == "assign":
+            os.environ.update(command.get("env") or {})
+            return {"ok": True}
+        if op == "literals":
+            return {"ok": True, "value": stoa_transfer.find_literals(command.get("code", ""))}
+        if op == "dump":
+            return self.dump_variable(command.get("name"), command.get("path"))
+        if op == "load":
+            return self.load_variable(command.get("name"), command.get("path"), command.get("serializer"))
+        return None
+
     def serve(self):
         self.remember_injected()
         self.send({"type": "ready", "pid": os.getpid(), "python": sys.version.split()[0]})
@@ -314,44 +406,16 @@ class Driver(object):
             except ValueError:
                 continue
             op = command.get("op")
-            screened = self.screen(command) if op == "exec" else None
-            if screened:
-                self.flush_streams(command["nonce"])
-                self.send({"type": "result", "id": command["id"], "ok": False, "error": screened,
-                           "rejected": True, "displays": []})
-            elif op == "exec":
-                if self.tools is not None:
-                    self.tools.begin(command.get("policy"))
-                ok, error = self.run(command.get("code", ""))
-                self.flush_streams(command["nonce"])
-                trace = self.tools.trace if self.tools is not None else None
-                self.send({"type": "result", "id": command["id"], "ok": ok, "error": error,
-                           "displays": self.displays.items,
-                           "tool_calls": trace.records if trace else [],
-                           "tool_calls_dropped": trace.dropped if trace else {}})
-                if self.tools is not None:
-                    self.tools.end()
-            elif op == "install_tools":
-                ok, error = self.install_tools(command.get("tools", []))
-                self.flush_streams(command["nonce"])
-                self.send({"type": "result", "id": command["id"], "ok": ok, "error": error, "displays": []})
-            elif op == "capture":
-                value = self.capture(command.get("name", ""))
-                self.flush_streams(command["nonce"])
-                self.send({"type": "result", "id": command["id"], "ok": True, "value": value, "displays": []})
-            elif op == "inspect":
-                value = self.inspect()
-                self.flush_streams(command["nonce"])
-                self.send({"type": "result", "id": command["id"], "ok": value is not None, "value": value,
-                           "displays": []})
-            elif op == "reap":
+            if op == "reap":
                 _reap_strays()
-            elif op == "assign":
-                os.environ.update(command.get("env") or {})
-                self.flush_streams(command["nonce"])
-                self.send({"type": "result", "id": command["id"], "ok": True, "displays": []})
             elif op == "ping":
                 self.send({"type": "pong", "id": command.get("id")})
+            else:
+                reply = self.handle(command)
+                if reply is None:
+                    continue
+                self.flush_streams(command["nonce"])
+                self.send(dict({"type": "result", "id": command["id"], "displays": []}, **reply))
 
 
 def main():

@@ -13,11 +13,26 @@ export { buildKernelEnv } from './kernel-env';
 /** Interpreter resolution. */
 export { driverPath, resolvePython, type PythonInfo } from './python';
 /** Execution result types. */
-export { ExecutionOutcome, type ExecuteOptions, type KernelDisplay, type KernelExecution, type StreamText, type ToolCallRecord, type ToolSpec } from './kernel.types';
+export {
+  ExecutionOutcome,
+  SERIALIZERS,
+  type DumpResult,
+  type ExecuteOptions,
+  type KernelDisplay,
+  type KernelExecution,
+  type LoadResult,
+  type RewriteTarget,
+  type Serializer,
+  type StreamText,
+  type ToolCallRecord,
+  type ToolSpec,
+} from './kernel.types';
 /** Bounded output capture. */
 export { OutputCapture } from './output-capture';
 /** Sandbox config, launch plans and kernel directories. */
 export { SANDBOX_ENV, sandboxConfigSchema, codeScreenOn, needsNamespaces, type SandboxConfig } from './sandbox.config';
 export { Sandbox, type KernelDirs, type LaunchSpec } from './sandbox';
+/** Kernel-side transfer files: where stash() writes handles, and handing host-written files to a kernel. */
+export { giveToKernel, stashDir } from './sandbox';
 /** Warm pool. */
 export { type KernelLease, type PoolStatus } from './kernel-pool';

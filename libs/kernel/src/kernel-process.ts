@@ -8,7 +8,17 @@ import { randomToken, settlesWithin } from '@stoa/core';
 import { KernelDeadError, KernelStartError } from './kernel.errors';
 import { MarkerSplitter, OutputCapture } from './output-capture';
 import type { LaunchSpec } from './sandbox';
-import { ExecutionOutcome, type ExecuteOptions, type KernelDisplay, type KernelExecution, type ToolCallRecord, type ToolSpec } from './kernel.types';
+import {
+  type DumpResult,
+  ExecutionOutcome,
+  type ExecuteOptions,
+  type KernelDisplay,
+  type KernelExecution,
+  type LoadResult,
+  type Serializer,
+  type ToolCallRecord,
+  type ToolSpec,
+} from './kernel.types';
 
 interface DriverReply {
   type: 'ready' | 'result' | 'pong';
@@ -21,7 +31,13 @@ interface DriverReply {
   tool_calls?: ToolCallRecord[];
   tool_calls_dropped?: Record<string, number>;
   rejected?: boolean;
+  stashed?: string[];
 }
+
+type DriverOp = 'exec' | 'inspect' | 'install_tools' | 'capture' | 'assign' | 'literals' | 'dump' | 'load';
+
+/** After a timeout's interrupt, how long a transfer op (user __reduce__ / __setstate__) may take to yield. */
+const TRANSFER_GRACE_MS = 2000;
 
 interface Pending {
   id: number;
@@ -142,7 +158,33 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     if (r.outcome !== ExecutionOutcome.completed || r.raised) throw new KernelStartError(`The kernel did not accept its session (${r.outcome}).`);
   }
 
-  async execute(code: string, opts: ExecuteOptions, op: 'exec' | 'inspect' | 'install_tools' | 'capture' | 'assign' = 'exec', extra: Record<string, unknown> = {}): Promise<KernelExecution> {
+  /** Asset tags and handle ids in `code` that the kernel would replace (spec §2.8.2); [] when it could not answer. */
+  async literals(code: string, timeoutMs: number): Promise<string[]> {
+    const r = await this.execute(code, { timeoutMs, graceMs: 1000, captureChars: 1000 }, 'literals');
+    return r.outcome === ExecutionOutcome.completed && Array.isArray(r.value) ? r.value.filter((v): v is string => typeof v === 'string') : [];
+  }
+
+  /** Serialises variable `name` into `path` (a file the kernel may write, e.g. in its transferDir). */
+  async dump(name: string, path: string, timeoutMs: number): Promise<DumpResult> {
+    const r = await this.execute('', { timeoutMs, graceMs: TRANSFER_GRACE_MS, captureChars: 1000 }, 'dump', { name, path });
+    if (r.outcome !== ExecutionOutcome.completed) return { found: true, error: unfinished(`Serialising '${name}'`, r, timeoutMs) };
+    const v = r.value as { found?: boolean; serializer?: Serializer; size_bytes?: number; error?: string } | undefined;
+    if (!v) return { found: true, error: r.error ?? 'The kernel did not report the result of the serialisation.' };
+    if (!v.found) return { found: false };
+    return v.error !== undefined ? { found: true, error: v.error } : { found: true, serializer: v.serializer, sizeBytes: v.size_bytes };
+  }
+
+  /**
+   * Binds variable `name` to the object in `path` (written by `dump`; give it to this kernel with `giveToKernel`).
+   * On failure `error` is the kernel's traceback text (it names ModuleNotFoundError when a module is missing).
+   */
+  async load(name: string, path: string, serializer: Serializer, timeoutMs: number): Promise<LoadResult> {
+    const r = await this.execute('', { timeoutMs, graceMs: TRANSFER_GRACE_MS, captureChars: 1000 }, 'load', { name, path, serializer });
+    if (r.outcome !== ExecutionOutcome.completed) return { ok: false, error: unfinished(`Loading '${name}'`, r, timeoutMs) };
+    return r.raised ? { ok: false, error: r.error ?? 'The kernel could not load the object.' } : { ok: true };
+  }
+
+  async execute(code: string, opts: ExecuteOptions, op: DriverOp = 'exec', extra: Record<string, unknown> = {}): Promise<KernelExecution> {
     if (this.exited) throw new KernelDeadError('The kernel has exited; start a new one.');
     if (this.pending) throw new KernelDeadError('The kernel is already executing.');
     const started = performance.now();
@@ -164,7 +206,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     this.pending = pending;
     this.out.begin(nonce, stdout, () => ((pending.stdoutDone = true), pending.check()));
     this.err.begin(nonce, stderr, () => ((pending.stderrDone = true), pending.check()));
-    this.commands.write(JSON.stringify({ ...extra, op, id, code, nonce, policy: opts.policy, screen: opts.screen }) + '\n');
+    this.commands.write(JSON.stringify({ ...extra, op, id, code, nonce, policy: opts.policy, screen: opts.screen, rewrite: opts.rewrite }) + '\n');
 
     let outcome: ExecutionOutcome = ExecutionOutcome.completed;
     try {
@@ -198,6 +240,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
       error: pending.reply?.error ?? undefined,
       toolCalls: pending.reply?.tool_calls ?? [],
       toolCallsDropped: pending.reply?.tool_calls_dropped ?? {},
+      stashed: pending.reply?.stashed ?? [],
       durationMs: performance.now() - started,
       exit: outcome === ExecutionOutcome.died ? this.exited : undefined,
     };
@@ -256,6 +299,19 @@ function unwrapExit(code: number | null, signal: NodeJS.Signals | null, wrapped:
 
 function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
   return signal ? `signal ${signal}` : `exit code ${code}`;
+}
+
+/** Why an internal op that runs user code (dump, load) did not complete. */
+function unfinished(what: string, r: KernelExecution, timeoutMs: number): string {
+  const limit = `${what} did not finish within ${timeoutMs / 1000}s`;
+  switch (r.outcome) {
+    case ExecutionOutcome.interrupted:
+      return `${limit} and was interrupted; the kernel and its variables are kept.`;
+    case ExecutionOutcome.killed:
+      return `${limit}; the kernel ignored the interrupt and was killed, so its variables are lost.`;
+    default:
+      return `The kernel died during this step (${r.exit ? describeExit(r.exit.code, r.exit.signal) : 'unknown cause'}): ${what.charAt(0).toLowerCase()}${what.slice(1)} failed and the kernel's variables are lost.`;
+  }
 }
 
 

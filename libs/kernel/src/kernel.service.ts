@@ -9,7 +9,7 @@ import { type KernelLease, type PoolStatus, WarmPool } from './kernel-pool';
 import { KernelStartError } from './kernel.errors';
 import { disallowedActionsText, driverPath, resolvePython, type PythonInfo } from './python';
 import { codeScreenOn, sandboxConfigSchema, type SandboxConfig } from './sandbox.config';
-import { type KernelDirs, prepareDirs, Sandbox } from './sandbox';
+import { type KernelDirs, kernelDirs, prepareDirs, Sandbox, stashDir } from './sandbox';
 
 /** What the kernel service needs from config. */
 export interface KernelSettings {
@@ -25,6 +25,8 @@ export interface KernelSettings {
   warmPool?: number;
   /** Extra host paths kernels must be able to read (environment prefix, asset cache…). */
   readPaths?: readonly string[];
+  /** Largest object `stash(obj)` accepts in a kernel (STOA_HANDLE_MAX_BYTES; the driver's default is 100 MiB). */
+  handleMaxBytes?: number;
   /** Runs on every new kernel after it is ready (tool proxy injection); a failure fails the start. */
   bootstrap?: (kernel: KernelProcess) => Promise<void>;
 }
@@ -106,8 +108,7 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
 
   /** New kernel directories with their own uid (root servers). */
   allocateDirs(): KernelDirs {
-    const base = join(this.settings.dataDir, 'sessions', `k-${randomToken(12)}`);
-    const dirs: KernelDirs = { base, workDir: join(base, 'work'), outputDir: join(base, 'outputs'), uid: this.sandbox.dropUids ? this.allocateUid() : undefined };
+    const dirs = kernelDirs(join(this.settings.dataDir, 'sessions', `k-${randomToken(12)}`), this.sandbox.dropUids ? this.allocateUid() : undefined);
     try {
       prepareDirs(dirs);
     } catch (err) {
@@ -130,7 +131,11 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
       pythonExecutable: this.python.executable,
       passthrough: this.settings.passthroughEnv,
       extra: this.settings.env,
-      session: { AGORA_OUTPUT_DIR: dirs.outputDir },
+      session: {
+        AGORA_OUTPUT_DIR: dirs.outputDir,
+        STOA_HANDLE_DIR: stashDir(dirs),
+        ...(this.settings.handleMaxBytes ? { STOA_HANDLE_MAX_BYTES: String(this.settings.handleMaxBytes) } : {}),
+      },
     });
     const kernel = new KernelProcess(this.sandbox.launch(dirs, env, ['-u', this.driver]));
     this.live.add(kernel);

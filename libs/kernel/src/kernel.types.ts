@@ -48,6 +48,8 @@ export interface KernelExecution {
   toolCalls: ToolCallRecord[];
   /** Calls beyond the first 100, counted per tool (not traced in detail). */
   toolCallsDropped?: Record<string, number>;
+  /** Handle ids created by `stash(obj)` during this execution (files in `{transferDir}/stash`). */
+  stashed: string[];
   durationMs: number;
   /** For `died`: how the process ended. */
   exit?: { code: number | null; signal: NodeJS.Signals | null };
@@ -65,7 +67,31 @@ export interface ExecuteOptions {
   policy?: { allowed?: string[]; blocked?: string[] };
   /** Live output (for progress notifications). */
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
+  /**
+   * Asset tags and handle ids (keys: the exact string literals, as `literals()` returned them) replaced in the
+   * code by variables bound to a path or to the loaded object. The code screen still sees the original code.
+   */
+  rewrite?: Record<string, RewriteTarget>;
 }
+
+/** How kernels serialise objects for handles and transfers (the best importable one is chosen). */
+export const SERIALIZERS = ['pickle', 'cloudpickle', 'dill'] as const;
+export type Serializer = (typeof SERIALIZERS)[number];
+
+/** What a literal in the code stands for: a file path (asset tag) or an object file to load (handle id). */
+export type RewriteTarget = { kind: 'path'; path: string } | { kind: 'object'; path: string; serializer: Serializer };
+
+/** `KernelProcess.dump`: whether the variable exists and how it was written (or why it could not be). */
+export interface DumpResult {
+  found: boolean;
+  serializer?: Serializer;
+  sizeBytes?: number;
+  /** `Type: message` of a failed serialisation, or why the dump did not finish. */
+  error?: string;
+}
+
+/** `KernelProcess.load`: the variable is bound, or the traceback text of the failure. */
+export type LoadResult = { ok: true } | { ok: false; error: string };
 
 
 /** One traced call of a domain tool proxy (reference §3.6). */

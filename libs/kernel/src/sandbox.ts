@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { chmod, chown } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { KernelStartError } from './kernel.errors';
 import { closedAncestor, MountPlan } from './mount-plan';
@@ -12,6 +13,8 @@ export interface KernelDirs {
   base: string;
   workDir: string;
   outputDir: string;
+  /** `{workDir}/.stoa`: files exchanged with the host (handles in `stash/`, objects being transferred). */
+  transferDir: string;
   /** The unprivileged uid the kernel runs as (root servers), else undefined. */
   uid?: number;
 }
@@ -144,7 +147,7 @@ export class Sandbox {
    */
   probe(): void {
     const dir = mkdtempSync(join(ensureDir(join(this.s.dataDir, 'sessions')), '.probe-'));
-    const dirs: KernelDirs = { base: dir, workDir: join(dir, 'work'), outputDir: join(dir, 'outputs'), uid: this.dropUids ? this.s.config.uid_base : undefined };
+    const dirs = kernelDirs(dir, this.dropUids ? this.s.config.uid_base : undefined);
     try {
       prepareDirs(dirs);
       const spec = this.launch(dirs, { PATH: process.env.PATH ?? '/usr/bin:/bin', STOA_PROBE: '1' }, ['-u', this.s.driver]);
@@ -165,12 +168,29 @@ export class Sandbox {
   }
 }
 
+/** The directory layout of a kernel whose HOME is `base`. */
+export function kernelDirs(base: string, uid: number | undefined): KernelDirs {
+  const workDir = join(base, 'work');
+  return { base, workDir, outputDir: join(base, 'outputs'), transferDir: join(workDir, '.stoa'), uid };
+}
+
+/** Where the kernel's `stash(obj)` writes `{handle}.pkl` and its `{handle}.json` sidecar. */
+export function stashDir(dirs: KernelDirs): string {
+  return join(dirs.transferDir, 'stash');
+}
+
 /** Creates a kernel's directories, owned by its uid (0700) when it has one. */
 export function prepareDirs(dirs: KernelDirs): void {
-  for (const d of [dirs.base, dirs.workDir, dirs.outputDir]) {
+  for (const d of [dirs.base, dirs.workDir, dirs.outputDir, dirs.transferDir]) {
     mkdirSync(d, { recursive: true, mode: 0o700 });
     if (dirs.uid !== undefined) chownSync(d, dirs.uid, dirs.uid);
   }
+}
+
+/** Makes a file the host wrote (e.g. into `transferDir`) readable by the kernel: its uid owns it, mode 0644. */
+export async function giveToKernel(path: string, dirs: KernelDirs): Promise<void> {
+  if (dirs.uid !== undefined) await chown(path, dirs.uid, dirs.uid);
+  await chmod(path, 0o644);
 }
 
 function ensureDir(d: string): string {

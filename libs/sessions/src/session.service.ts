@@ -119,6 +119,11 @@ export class SessionService implements OnModuleInit, OnApplicationShutdown {
     return runtime && runtime.record.owner === principal.id ? runtime : undefined;
   }
 
+  /** A live session by id whatever its owner — only for callers that check ownership themselves (signed links). */
+  peek(id: string): SessionRuntime | undefined {
+    return this.live.get(id);
+  }
+
   /** True when a live session with this id exists on this replica, whoever owns it. */
   isLive(id: string): boolean {
     return this.live.has(id);

@@ -1,0 +1,35 @@
+import { execFileSync } from 'node:child_process';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+// Runs the stdlib unittest suites of the kernel-side Python modules (libs/kernel/python) under python3.
+const pythonDir = resolve(__dirname, '../python');
+
+function runSuite(pattern: string): { status: number; output: string } {
+  const args = ['-B', '-m', 'unittest', 'discover', '-s', pythonDir, '-t', pythonDir, '-p', pattern];
+  try {
+    const output = execFileSync('python3', args, {
+      cwd: pythonDir,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 30_000,
+      env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+    });
+    return { status: 0, output };
+  } catch (error) {
+    const e = error as { status?: number | null; stdout?: string; stderr?: string };
+    return { status: e.status ?? 1, output: `${e.stdout ?? ''}${e.stderr ?? ''}` };
+  }
+}
+
+describe('kernel-side Python modules (unittest suites)', () => {
+  it('stoa_screen.py passes its suite', () => {
+    const r = runSuite('test_stoa_screen.py');
+    expect(r.status, r.output).toBe(0);
+  });
+
+  it('stoa_transfer.py passes its suite', () => {
+    const r = runSuite('test_stoa_transfer.py');
+    expect(r.status, r.output).toBe(0);
+  });
+});

@@ -1,0 +1,318 @@
+import { randomBytes } from 'node:crypto';
+import { open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { Logger } from '@nestjs/common';
+import { DefaultAzureCredential, type TokenCredential } from '@azure/identity';
+import { BlobServiceClient, RestError, type BlobClient } from '@azure/storage-blob';
+import { lookup } from 'mime-types';
+import { z } from 'zod';
+import { ConfigError, positiveInt } from '@stoa/config';
+import { AppError, ErrorKind, InvalidInputError, NotFoundError, UnavailableError } from '@stoa/core';
+
+const MiB = 1024 * 1024;
+/** Put Blob takes at most this much in one request here; larger files go up in blocks. */
+const MAX_SINGLE_SHOT_UPLOAD = 256 * MiB;
+const URI_FORMS =
+  'Expected az://account/container/path, abfss://container@account.dfs.core.windows.net/path, ' +
+  'https://account.blob.core.windows.net/container/path (or .dfs.core.windows.net), or a URL under the configured account URL.';
+
+/** Download/upload tuning (reference §2.8: MCP_BLOB_MAX_CONCURRENCY, MCP_BLOB_CHUNK_SIZE, MCP_BLOB_MAX_SINGLE_GET). */
+export const blobTuningSchema = z.object({
+  /** Parallel range requests (and block uploads) per transfer. */
+  max_concurrency: positiveInt.default(4),
+  /** Bytes per range request / uploaded block. */
+  chunk_size: positiveInt.default(64 * MiB),
+  /** Blobs up to this size are fetched with one GET. */
+  max_single_get: positiveInt.default(64 * MiB),
+});
+export type BlobTuning = z.output<typeof blobTuningSchema>;
+
+/** One storage account: a connection string (wins) or an account URL reached with DefaultAzureCredential. */
+export interface BlobStoreConfig extends Partial<BlobTuning> {
+  connection_string?: string;
+  account_url?: string;
+  /** Default container for uploads. */
+  container?: string;
+}
+
+/** A blob location: account name, container, blob path (decoded). */
+export interface BlobUri {
+  account: string;
+  container: string;
+  path: string;
+}
+
+/** Storage refused our credentials, no token could be had, or the blob lives in an account we hold no credentials for. */
+export class BlobAccessError extends AppError {
+  readonly code = 'BLOB_ACCESS_DENIED';
+  readonly kind = ErrorKind.forbidden;
+}
+
+/**
+ * Parses a blob locator. Returns undefined when `uri` is not a blob URI at all; throws InvalidInputError
+ * when it looks like one but is malformed. A query string (e.g. a SAS) is ignored: the store uses its own credentials.
+ */
+export function parseBlobUri(uri: string, accountUrl?: string): BlobUri | undefined {
+  let u: URL;
+  try {
+    u = new URL(uri.trim());
+  } catch {
+    return undefined;
+  }
+  const scheme = u.protocol.slice(0, -1);
+  if (scheme === 'az') return splitPath(u.hostname.toLowerCase(), u.pathname, uri);
+  if (scheme === 'abfss') {
+    const account = /^([a-z0-9]+)\.dfs\.core\.windows\.net$/.exec(u.hostname.toLowerCase())?.[1];
+    if (!account || !u.username) throw malformed(uri);
+    return splitPath(account, `/${u.username}${u.pathname}`, uri);
+  }
+  if (scheme !== 'http' && scheme !== 'https') return undefined;
+  if (accountUrl) {
+    const base = new URL(accountUrl);
+    const basePath = base.pathname.replace(/\/+$/, '');
+    if (u.origin === base.origin && u.pathname.startsWith(`${basePath}/`)) {
+      return splitPath(accountNameOf(base), u.pathname.slice(basePath.length), uri);
+    }
+  }
+  const account = /^([a-z0-9]+)\.(?:blob|dfs)\.core\.windows\.net$/.exec(u.hostname)?.[1];
+  return scheme === 'https' && account ? splitPath(account, u.pathname, uri) : undefined;
+}
+
+/** Uploads files to and downloads blobs from one Azure Storage account (or Azurite). */
+export class BlobStore {
+  private readonly logger = new Logger(BlobStore.name);
+  private readonly service: BlobServiceClient;
+  private readonly tuning: BlobTuning;
+  private readonly accountUrl: string;
+  private closed = false;
+
+  constructor(
+    private readonly config: BlobStoreConfig,
+    credential?: TokenCredential,
+  ) {
+    if (config.connection_string) this.service = BlobServiceClient.fromConnectionString(config.connection_string);
+    else if (config.account_url) this.service = new BlobServiceClient(config.account_url, credential ?? new DefaultAzureCredential());
+    else throw new ConfigError('blob storage', ['set connection_string, or account_url (managed identity / DefaultAzureCredential)']);
+    const tuning = blobTuningSchema.safeParse(config);
+    if (!tuning.success) throw new ConfigError('blob storage', tuning.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+    this.tuning = tuning.data;
+    this.accountUrl = this.service.url.replace(/\/+$/, '');
+  }
+
+  /** The storage account this store holds credentials for. */
+  get account(): string {
+    return this.service.accountName || new URL(this.accountUrl).host;
+  }
+
+  /** True for URIs in one of the supported blob forms (of any account; download refuses other accounts). */
+  canHandle(uri: string): boolean {
+    try {
+      return parseBlobUri(uri, this.accountUrl) !== undefined;
+    } catch {
+      return true; // ours, but malformed: download() says what is wrong
+    }
+  }
+
+  /** Uploads (overwriting) a local file as `blobName`; returns the blob's URL. */
+  async upload(localPath: string, blobName: string, container = this.config.container, options: { signal?: AbortSignal } = {}): Promise<string> {
+    this.assertOpen();
+    if (!container) throw new InvalidInputError('No blob container given and none configured. Set the container in the blob storage config.');
+    if (!blobName) throw new InvalidInputError('A blob name is required.');
+    const size = await stat(localPath).then(
+      (s) => s.size,
+      () => undefined,
+    );
+    if (size === undefined) throw new NotFoundError(`Local file '${localPath}' not found; nothing to upload.`);
+    const blob = this.service.getContainerClient(container).getBlockBlobClient(blobName);
+    try {
+      await blob.uploadFile(localPath, {
+        blockSize: this.tuning.chunk_size,
+        concurrency: this.tuning.max_concurrency,
+        maxSingleShotSize: Math.min(this.tuning.max_single_get, MAX_SINGLE_SHOT_UPLOAD),
+        blobHTTPHeaders: { blobContentType: lookup(blobName) || lookup(localPath) || 'application/octet-stream' },
+        abortSignal: options.signal,
+      });
+    } catch (err) {
+      throw await this.describeFailure(err, { account: this.account, container, path: blobName }, 'upload');
+    }
+    this.logger.log({ account: this.account, container, blob: blobName, bytes: size }, 'blob uploaded');
+    return blob.url;
+  }
+
+  /** Streams a blob to `destPath` (parallel range GETs above max_single_get); returns the bytes written. */
+  async download(uri: string, destPath: string, options: { signal?: AbortSignal } = {}): Promise<number> {
+    this.assertOpen();
+    const target = this.locate(uri);
+    const blob = this.service.getContainerClient(target.container).getBlobClient(target.path);
+    // Written beside the destination and renamed at the end: a failed download leaves no partial file.
+    const tmp = join(dirname(destPath), `.${basename(destPath)}.${randomBytes(6).toString('hex')}.part`);
+    try {
+      const props = await blob.getProperties({ abortSignal: options.signal });
+      const size = props.contentLength ?? 0;
+      const file = await open(tmp, 'w');
+      try {
+        await this.fetchRanges(blob, file, size, props.etag, options.signal);
+      } finally {
+        await file.close();
+      }
+      await rename(tmp, destPath);
+      this.logger.log({ account: target.account, container: target.container, blob: target.path, bytes: size }, 'blob downloaded');
+      return size;
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw await this.describeFailure(err, target, 'download');
+    }
+  }
+
+  /** Refuses further transfers (the SDK keeps no connections that need closing). */
+  close(): Promise<void> {
+    this.closed = true;
+    return Promise.resolve();
+  }
+
+  private locate(uri: string): BlobUri {
+    const target = parseBlobUri(uri, this.accountUrl);
+    if (!target) throw new InvalidInputError(`'${sanitize(uri)}' is not a blob URI. ${URI_FORMS}`);
+    if (target.account.toLowerCase() !== this.account.toLowerCase()) {
+      throw new BlobAccessError(
+        `Blob '${sanitize(uri)}' is in storage account '${target.account}', but this server holds credentials only for ` +
+          `'${this.account}'. Use a blob in that account, or ask the operator to copy the data there.`,
+        { account: target.account },
+      );
+    }
+    return target;
+  }
+
+  private async fetchRanges(blob: BlobClient, file: FileHandle, size: number, etag: string | undefined, signal?: AbortSignal): Promise<void> {
+    if (size <= this.tuning.max_single_get) {
+      await fetchRange(blob, file, 0, size, etag, signal);
+      return;
+    }
+    const chunk = this.tuning.chunk_size;
+    const count = Math.ceil(size / chunk);
+    // The first failure aborts the sibling requests.
+    const stop = new AbortController();
+    const linked = signal ? AbortSignal.any([signal, stop.signal]) : stop.signal;
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      for (let i = next++; i < count; i = next++) {
+        const offset = i * chunk;
+        await fetchRange(blob, file, offset, Math.min(chunk, size - offset), etag, linked);
+      }
+    };
+    let failure: { error: unknown } | undefined;
+    const workers = Array.from({ length: Math.min(this.tuning.max_concurrency, count) }, () =>
+      worker().catch((error: unknown) => {
+        failure ??= { error };
+        stop.abort();
+      }),
+    );
+    // Every worker settles before the caller closes the file; the first failure is the one reported.
+    await Promise.all(workers);
+    if (failure) throw failure.error;
+  }
+
+  private async describeFailure(err: unknown, t: BlobUri, op: 'upload' | 'download'): Promise<unknown> {
+    if (err instanceof AppError) return err;
+    const name = err instanceof Error ? err.name : '';
+    const where = `blob '${t.path}' in container '${t.container}' of storage account '${t.account}'`;
+    if (name === 'CredentialUnavailableError' || name === 'AuthenticationError' || name === 'AggregateAuthenticationError') {
+      return new BlobAccessError(
+        `Could not get a token for storage account '${t.account}' to ${op} ${where} (${name}). ` +
+          'The server needs an Azure identity (managed identity, workload identity, environment credentials or az login) ' +
+          'or a connection string; ask the operator to configure one.',
+        { account: t.account },
+        { cause: err },
+      );
+    }
+    if (!(err instanceof RestError || name === 'RestError')) return err;
+    const rest = err as RestError;
+    const status = rest.statusCode;
+    const code = rest.code ?? '';
+    if (status === 404) {
+      const containerMissing = code === 'ContainerNotFound' || (code !== 'BlobNotFound' && !(await this.containerExists(t.container)));
+      return containerMissing
+        ? new NotFoundError(`Container '${t.container}' does not exist in storage account '${t.account}'. Check the container name, or ask the operator to create it.`, {
+            container: t.container,
+          })
+        : new NotFoundError(`Blob '${t.path}' not found in container '${t.container}' of storage account '${t.account}'. Check the path (blob names are case-sensitive).`, {
+            container: t.container,
+            blob: t.path,
+          });
+    }
+    if (status === 401 || status === 403) {
+      return new BlobAccessError(
+        `Storage account '${t.account}' refused to let this server ${op} ${where} (${status}${code ? ` ${code}` : ''}). ` +
+          `Ask the operator to grant the server's identity a Storage Blob Data ${op === 'upload' ? 'Contributor' : 'Reader'} role on the container, or to fix the connection string.`,
+        { account: t.account, status },
+        { cause: err },
+      );
+    }
+    if (status === 412) {
+      return new UnavailableError(`The ${where} changed while it was being downloaded. Retry.`, { blob: t.path }, { cause: err });
+    }
+    const reason = status ? `HTTP ${status}${code ? ` ${code}` : ''}` : firstLine(rest.message);
+    return new UnavailableError(`Could not ${op} ${where}: ${reason}. Retry later; if it persists, the storage account may be unreachable from this server.`, {}, { cause: err });
+  }
+
+  private async containerExists(container: string): Promise<boolean> {
+    return this.service
+      .getContainerClient(container)
+      .exists()
+      .catch(() => true);
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new UnavailableError('The blob store has been closed.');
+  }
+}
+
+/** GETs `count` bytes at `offset` and writes them at the same offset of `file` (positional writes: ranges run in parallel). */
+async function fetchRange(blob: BlobClient, file: FileHandle, offset: number, count: number, etag: string | undefined, signal?: AbortSignal): Promise<void> {
+  if (count === 0) return;
+  const res = await blob.download(offset, count, { abortSignal: signal, conditions: etag ? { ifMatch: etag } : undefined });
+  const body = res.readableStreamBody;
+  if (!body) throw new UnavailableError('Blob storage returned no body for a download. Retry.');
+  let position = offset;
+  for await (const piece of body) {
+    const buf = typeof piece === 'string' ? Buffer.from(piece) : piece;
+    await file.write(buf, 0, buf.length, position);
+    position += buf.length;
+  }
+  if (position - offset !== count) {
+    throw new UnavailableError(`Blob download ended early (${position - offset} of ${count} bytes at offset ${offset}). Retry.`);
+  }
+}
+
+function splitPath(account: string, pathname: string, uri: string): BlobUri {
+  const rest = pathname.replace(/^\/+/, '');
+  const slash = rest.indexOf('/');
+  if (!account || slash <= 0 || slash === rest.length - 1) throw malformed(uri);
+  try {
+    return { account, container: decodeURIComponent(rest.slice(0, slash)), path: decodeURIComponent(rest.slice(slash + 1)) };
+  } catch {
+    throw malformed(uri);
+  }
+}
+
+/** The SDK's rule: `{account}.blob.…` hosts, else the first path segment of IP-style (emulator) URLs. */
+function accountNameOf(url: URL): string {
+  const [first, second] = url.hostname.split('.');
+  if (second === 'blob' || second === 'dfs') return first ?? '';
+  const ipStyle = /^(localhost|host\.docker\.internal|\[.*\]|\d{1,3}(\.\d{1,3}){3})$/.test(url.hostname);
+  // A custom domain names no account: the host stands for it (BlobStore.account does the same).
+  return (ipStyle ? url.pathname.split('/')[1] : undefined) || url.host;
+}
+
+function malformed(uri: string): InvalidInputError {
+  return new InvalidInputError(`Malformed blob URI '${sanitize(uri)}'. ${URI_FORMS}`);
+}
+
+/** Drops the query (a SAS token is a credential) and fragment for messages and logs. */
+function sanitize(uri: string): string {
+  return uri.trim().split(/[?#]/, 1)[0] ?? '';
+}
+
+function firstLine(text: string): string {
+  return text.split('\n', 1)[0] ?? text;
+}

@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Principal } from '@stoa/core';
+import { SessionService, type SessionRuntime } from '@stoa/sessions';
+import { asSerializer } from './code-inputs';
+import { giveFile, kernelDir } from './kernel-files';
+import { isIdentifier } from './send.service';
+import { TransferLog } from './transfer-log.service';
+import { TRANSFER_SETTINGS, type TransferSettings } from './transfer.settings';
+
+/** An HTTP answer of the receive endpoint (reference §6.5). */
+export interface ReceiveAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+const fail = (status: number, error: string, extra: Record<string, unknown> = {}): ReceiveAnswer => ({ status, body: { success: false, error, ...extra } });
+const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Largest body the endpoint reads: the base64 of the cap plus the JSON around it. */
+export function maxReceiveBodyBytes(maxObjectBytes: number): number {
+  return Math.ceil((maxObjectBytes * 4) / 3) + 4 + 64 * 1024;
+}
+
+/**
+ * `POST /object-transfer/receive`: validates in the reference's order, then has the target session's kernel
+ * load the bytes (pickle/cloudpickle/dill) — nothing is unpickled in the server process.
+ */
+@Injectable()
+export class ReceiveService {
+  private readonly logger = new Logger(ReceiveService.name);
+
+  constructor(
+    @Inject(TRANSFER_SETTINGS) private readonly settings: TransferSettings,
+    private readonly sessions: SessionService,
+    private readonly log: TransferLog,
+  ) {}
+
+  get maxBodyBytes(): number {
+    return maxReceiveBodyBytes(this.settings.config.max_object_bytes);
+  }
+
+  async receive(principal: Principal | undefined, raw: Buffer | string): Promise<ReceiveAnswer> {
+    let body: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'));
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+      body = parsed as Record<string, unknown>;
+    } catch {
+      return fail(400, 'Invalid JSON body');
+    }
+    const { variable_name: name, data } = body;
+    if (typeof name !== 'string' || typeof data !== 'string') return fail(400, "'variable_name' and 'data' must be strings");
+    if (!name || !data) return fail(400, "Missing required fields: 'variable_name' and 'data'");
+    if (!isIdentifier(name)) return fail(400, `Invalid Python variable name: '${name}'`);
+    const max = this.settings.config.max_object_bytes;
+    if (data.length > Math.ceil((max * 4) / 3) + 4) return fail(413, 'Payload exceeds maximum transfer size');
+    if (data.length % 4 !== 0 || !B64.test(data)) return fail(400, `Invalid base64 data: ${data.length % 4 ? 'Incorrect padding' : 'Non-base64 digit found'}`);
+    const bytes = Buffer.from(data, 'base64');
+    if (bytes.length > max) return fail(413, 'Decoded payload exceeds maximum transfer size');
+    if (!principal) return fail(401, 'Authentication required');
+    const meta = (body.metadata && typeof body.metadata === 'object' ? body.metadata : {}) as Record<string, unknown>;
+    const source = typeof meta.source_server === 'string' ? meta.source_server : 'unknown';
+    const transferId = typeof meta.transfer_id === 'string' ? meta.transfer_id.slice(0, 40) : `in-${randomBytes(8).toString('hex')}`;
+    // Reference senders pickle with dill and say nothing; the kernel falls back to pickle when dill is absent.
+    const serializer = typeof meta.serializer === 'string' ? asSerializer(meta.serializer) : 'dill';
+    const sid = typeof body.session_id === 'string' && body.session_id ? body.session_id : undefined;
+
+    const target = this.target(principal, sid);
+    if ('status' in target) return target;
+    const started = performance.now();
+    const answer = await this.inject(target, name, bytes, serializer);
+    this.log.transfer({
+      id: transferId, owner: principal.id, direction: 'in', kind: 'peer', peer: source.slice(0, 200), sessionId: target.record.id, dataRef: name, name,
+      sizeBytes: bytes.length, serializer: typeof answer.body.serializer === 'string' ? answer.body.serializer : null, success: answer.status === 200,
+      error: answer.status === 200 ? null : String(answer.body.error), remoteUri: null, durationMs: Math.round(performance.now() - started),
+    });
+    this.logger.log({ transfer: transferId, source, session: target.record.id, bytes: bytes.length, status: answer.status }, 'object_received');
+    return answer;
+  }
+
+  /** The session to load into: the named one (the caller's), else the caller's oldest live session. */
+  private target(principal: Principal, sid: string | undefined): SessionRuntime | ReceiveAnswer {
+    if (!sid) return this.sessions.list(principal)[0] ?? fail(404, 'No active session found to receive the object');
+    const own = this.sessions.find(principal, sid);
+    if (own) return own;
+    // The reference answers another user's session with 403 (the issue's contract); unknown ids with 404.
+    if (this.sessions.isLive(sid)) return fail(403, 'Not authorized to write to this session');
+    return fail(404, `Session '${sid}' not found`);
+  }
+
+  private async inject(runtime: SessionRuntime, name: string, bytes: Buffer, serializer: 'pickle' | 'cloudpickle' | 'dill'): Promise<ReceiveAnswer> {
+    if (runtime.busyJob) return fail(409, `Session '${runtime.record.id}' is busy with job ${runtime.busyJob}; send again when it has finished.`);
+    let path: string | undefined;
+    try {
+      return await runtime.lock.runExclusive(async () => {
+        const { kernel } = await this.sessions.kernelFor(runtime);
+        path = join(await kernelDir(runtime.dirs, 'in'), `recv-${randomBytes(8).toString('hex')}.pkl`);
+        await writeFile(path, bytes, { mode: 0o600 });
+        await giveFile(path, runtime.dirs);
+        const r = await kernel.load(name, path, serializer, this.settings.config.kernel_timeout_seconds * 1000);
+        this.sessions.touch(runtime);
+        if (!r.ok) {
+          const hint = /ModuleNotFoundError/.test(r.error)
+            ? { hint: 'The receiving kernel lacks a module the object was defined in (or the serializer). Send a portable representation instead — plain dicts/lists, numpy arrays, DataFrames, or a file via the user/local/blob destinations — or install the module in this server\'s environment.' }
+            : {};
+          return fail(500, `Kernel injection failed: ${r.error}`, hint);
+        }
+        return { status: 200, body: { success: true, variable_name: name, session_id: runtime.record.id, size_bytes: bytes.length, serializer } };
+      });
+    } catch (err) {
+      return fail(500, `Failed to import object: ${(err as Error).message}`);
+    } finally {
+      if (path) await rm(path, { force: true });
+    }
+  }
+}

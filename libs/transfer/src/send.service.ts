@@ -1,0 +1,162 @@
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { isAppError, type Principal } from '@stoa/core';
+import { SessionService, type SessionRuntime } from '@stoa/sessions';
+import type { ArtifactLinks } from './artifact-links';
+import { type Destination, publishBlob, publishLocal, publishPeer } from './destinations';
+import { kernelDir } from './kernel-files';
+import { checkRelativeName, openInside, type OpenedFile } from './safe-files';
+import { TransferLog } from './transfer-log.service';
+import { TRANSFER_SETTINGS, type TransferSettings } from './transfer.settings';
+import { TransferRuntime } from './transfer.runtime';
+
+export interface SendInput {
+  data_ref: string;
+  to: string;
+  name?: string | null;
+  path?: string | null;
+  session_id?: string | null;
+  execution_session_id?: string | null;
+}
+
+export type SendResult =
+  | { success: true; data_ref: string; destination: string; name: string; remote_uri: string; transfer_id: string; size_bytes: number; serializer?: string; expires_at?: string }
+  | { success: false; error: string; transfer_id?: string };
+
+const PY_KEYWORDS = new Set('False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield'.split(' '));
+export const isIdentifier = (s: string) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(s) && !PY_KEYWORDS.has(s);
+
+class SendError extends Error {}
+
+/** `{name}_send` (reference §6.3): routes a kernel variable or an output file to user, local, blob or a peer. */
+@Injectable()
+export class SendService {
+  private readonly logger = new Logger(SendService.name);
+
+  constructor(
+    @Inject(TRANSFER_SETTINGS) private readonly settings: TransferSettings,
+    private readonly runtime: TransferRuntime,
+    private readonly sessions: SessionService,
+    private readonly log: TransferLog,
+  ) {}
+
+  get links(): ArtifactLinks {
+    return this.runtime.links;
+  }
+
+  /** Destination names in the reference's order: registered publishers first, then registry peers. */
+  destinationNames(): string[] {
+    return this.runtime.destinations.map((d) => d.name);
+  }
+
+  async send(principal: Principal, input: SendInput, transportSessionId?: string): Promise<SendResult> {
+    const transferId = randomUUID().replace(/-/g, '');
+    const dest = this.runtime.destinations.find((d) => d.name === input.to);
+    if (!dest) return { success: false, error: `Unknown destination '${input.to}'. Available destinations: [${this.destinationNames().map((n) => `'${n}'`).join(', ')}]` };
+    const started = performance.now();
+    const dataRef = String(input.data_ref ?? '');
+    const name = input.name || dataRef;
+    const logical = input.path || name;
+    let runtime: SessionRuntime | undefined;
+    let sent: { remote: string; size: number; serializer?: string; expires_at?: string } | undefined;
+    let error: string | undefined;
+    try {
+      runtime = await this.senderSession(principal, input.execution_session_id, transportSessionId);
+      if (dest.kind === 'peer') {
+        if (!isIdentifier(dataRef)) throw new SendError(`Server destination '${input.to}' requires a valid Python variable name as data_ref, but got '${dataRef}'. Use a kernel variable name.`);
+        if (!isIdentifier(name)) throw new SendError(`Invalid target variable name: '${name}'. Must be a valid Python identifier.`);
+      }
+      sent = await this.materialiseAndPublish(principal, runtime, dest, dataRef, dest.kind === 'peer' ? name : logical, input.session_id ?? undefined, transferId);
+    } catch (err) {
+      error = err instanceof SendError || isAppError(err) ? (err).message : `${(err as Error).name}: ${(err as Error).message}`;
+    }
+    this.log.transfer({
+      id: transferId, owner: principal.id, direction: 'out', kind: dest.kind, peer: dest.name, sessionId: runtime?.record.id ?? null, dataRef, name: dest.kind === 'peer' ? name : logical,
+      sizeBytes: sent?.size ?? null, serializer: sent?.serializer ?? null, success: !error, error: error ?? null, remoteUri: sent?.remote ?? null, durationMs: Math.round(performance.now() - started),
+    });
+    if (error || !sent) return { success: false, error: error ?? 'send failed', transfer_id: transferId };
+    this.logger.log({ transfer: transferId, to: dest.name, bytes: sent.size }, dest.kind === 'peer' ? 'object_sent' : 'artifact_published');
+    return {
+      success: true, data_ref: dataRef, destination: dest.name, name: dest.kind === 'peer' ? name : logical, remote_uri: sent.remote, transfer_id: transferId, size_bytes: sent.size,
+      ...(sent.serializer ? { serializer: sent.serializer } : {}), ...(sent.expires_at ? { expires_at: sent.expires_at } : {}),
+    };
+  }
+
+  /** The sender's session: explicit id, the MCP connection's, else the caller's most recently used one. */
+  private async senderSession(principal: Principal, explicit: string | null | undefined, transport: string | undefined): Promise<SessionRuntime> {
+    if (explicit) return this.sessions.get(principal, explicit);
+    const viaTransport = transport ? this.sessions.find(principal, transport) : undefined;
+    if (viaTransport) return viaTransport;
+    const latest = this.sessions.list(principal).sort((a, b) => b.record.lastUsedAt - a.record.lastUsedAt)[0];
+    if (latest) return latest;
+    throw new SendError(`Session error: you have no active session to send from. Run execute_${this.settings.serverName}_code first and pass its session_id as execution_session_id.`);
+  }
+
+  private async materialiseAndPublish(principal: Principal, runtime: SessionRuntime, dest: Destination, dataRef: string, name: string, targetSession: string | undefined, transferId: string) {
+    if (runtime.busyJob) throw new SendError(`Session busy — job ${runtime.busyJob} is still running. Wait for it (check_job) and send again.`);
+    const timeoutMs = this.settings.config.kernel_timeout_seconds * 1000;
+    let pickled: { dir: string; file: string; serializer: string } | undefined;
+    let file: OpenedFile | undefined;
+    try {
+      // A variable is serialised by the kernel itself (never unpickled here); else data_ref names an output file.
+      if (isIdentifier(dataRef) && dest.kind !== 'user') {
+        pickled = await runtime.lock.runExclusive(async () => {
+          const { kernel } = await this.sessions.kernelFor(runtime);
+          const dir = await kernelDir(runtime.dirs, 'out');
+          const file = `${transferId}.pkl`;
+          const r = await kernel.dump(dataRef, join(dir, file), timeoutMs);
+          if (r.error) throw new SendError(`Failed to serialize variable '${dataRef}' from kernel: ${r.error}`);
+          return r.found ? { dir, file, serializer: r.serializer ?? 'pickle' } : undefined;
+        });
+      }
+      if (pickled) file = await openInside(pickled.dir, pickled.file).catch(() => undefined);
+      if (!file) {
+        if (dest.kind === 'user' && isIdentifier(dataRef) && !(await this.outputFile(runtime, dataRef))) {
+          throw new SendError(`Cannot send '${dataRef}' to 'user': artifact must be a file in AGORA_OUTPUT_DIR (not a kernel variable) for GUI download.`);
+        }
+        file = await this.outputFile(runtime, dataRef);
+      }
+      if (!file) {
+        throw new SendError(
+          isIdentifier(dataRef)
+            ? `Cannot resolve '${dataRef}': not found as a kernel variable or as a file in AGORA_OUTPUT_DIR. Create the variable or write the file with agora_output('${dataRef}') first.`
+            : `Cannot resolve '${dataRef}': not a valid Python identifier and not found in AGORA_OUTPUT_DIR. Pass a kernel variable name, or the name of a file listed in a result's artifacts.`,
+        );
+      }
+      const max = this.settings.config.max_object_bytes;
+      if (dest.kind === 'peer' && file.size > max) {
+        throw new SendError(`Serialized object size (${file.size.toLocaleString('en-US')} bytes) exceeds limit (${max.toLocaleString('en-US')} bytes). Reduce the object size or split into smaller pieces.`);
+      }
+      const p = { principal, sessionId: runtime.record.id, file, name, targetSession, transferId, serializer: pickled?.serializer, sourceServer: this.settings.serverName, timeoutMs: this.settings.config.peer_timeout_seconds * 1000 };
+      switch (dest.kind) {
+        case 'user': {
+          const link = this.links.create(runtime.record.id, principal.id, checkRelativeName(dataRef, 'data_ref'));
+          return { remote: link.url, size: file.size, expires_at: link.expires_at };
+        }
+        case 'local':
+          return { remote: await publishLocal(dest, p), size: file.size, serializer: pickled?.serializer };
+        case 'blob':
+          return { remote: await publishBlob(dest, p), size: file.size, serializer: pickled?.serializer };
+        case 'peer':
+          return { remote: await publishPeer(dest, p, process.env), size: file.size, serializer: pickled?.serializer };
+      }
+    } finally {
+      await file?.handle.close();
+      if (pickled) await rm(join(pickled.dir, pickled.file), { force: true });
+    }
+  }
+
+  /** A file in the session's AGORA_OUTPUT_DIR named by a relative path, opened safely; undefined when absent. */
+  private async outputFile(runtime: SessionRuntime, ref: string): Promise<OpenedFile | undefined> {
+    let rel: string;
+    try {
+      rel = checkRelativeName(ref, 'data_ref');
+    } catch {
+      return undefined;
+    }
+    return openInside(runtime.outputDir, rel).catch(() => undefined);
+  }
+}
+

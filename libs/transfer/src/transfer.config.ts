@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import { boolish, positiveInt } from '@stoa/config';
+
+const MiB = 1024 * 1024;
+/** The reference's object-transfer cap (§6.3, §6.5). */
+export const MAX_TRANSFER_BYTES = 256 * MiB;
+
+/** `transfer:` — links, handles, asset tags and object transfer limits. */
+export const transferConfigSchema = z
+  .object({
+    /** Lifetime of `/artifacts/…` download links. */
+    link_ttl_seconds: positiveInt.default(3600),
+    /** Key that signs download links (share it across replicas); falls back to sessions.id_signing_key, else random per process. */
+    link_signing_key: z.string().min(16).optional(),
+    /** Largest object a peer transfer sends or accepts (serialised bytes). */
+    max_object_bytes: positiveInt.max(MAX_TRANSFER_BYTES).default(MAX_TRANSFER_BYTES),
+    /** Seconds the kernel may take to serialise or load an object. */
+    kernel_timeout_seconds: positiveInt.default(60),
+    /** Per-request timeout of an outbound peer transfer. */
+    peer_timeout_seconds: positiveInt.default(60),
+    handles: z
+      .object({
+        /** How long a stashed object stays retrievable. */
+        ttl_hours: z.number().positive().default(24),
+        /** Largest object stash() accepts. */
+        max_bytes: positiveInt.default(100 * MiB),
+        /** Total bytes of handles one owner may keep (oldest are evicted beyond it). */
+        max_bytes_per_owner: positiveInt.default(1024 * MiB),
+      })
+      .prefault({}),
+    assets: z
+      .object({
+        /** Extra directories `<local>…</local>` may read (the data dir's `datasets/` and catalog roots are always allowed). */
+        roots: z.array(z.string()).default([]),
+        /** Largest file an asset tag may fetch into a session. */
+        max_bytes: positiveInt.default(2048 * MiB),
+        /** Resolve tags in top-level string arguments of MCP tools as well (reference §2.8.3). */
+        resolve_tool_arguments: boolish.default(true),
+      })
+      .prefault({}),
+  })
+  .prefault({});
+export type TransferConfig = z.output<typeof transferConfigSchema>;
+
+/** A statically configured peer server destination (reference ServerPublisher). */
+const serverPublisherSchema = z.object({
+  name: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,62}$/, 'use letters, digits, _ and -'),
+  url: z.string().url(),
+  /** Allow plain http to this host (registry peers always may; reference trust_http). */
+  trust_http: boolish.default(false),
+});
+
+/** `publishers:` — the `{name}_send` destinations besides `user` and registry peers. */
+export const publishersConfigSchema = z
+  .object({
+    local: z.object({ base_dir: z.string() }).optional(),
+    blob: z
+      .object({
+        connection_string: z.string().optional(),
+        account_url: z.string().url().optional(),
+        container: z.string().min(3).max(63).default('stoa-exports'),
+      })
+      .refine((b) => b.connection_string || b.account_url, 'set connection_string, or account_url (managed identity / DefaultAzureCredential)')
+      .optional(),
+    servers: z.array(serverPublisherSchema).default([]),
+  })
+  .prefault({});
+export type PublishersConfig = z.output<typeof publishersConfigSchema>;
+
+/** Env overrides for the transfer sections. */
+export const TRANSFER_ENV = {
+  STOA_LINK_TTL_SECONDS: 'transfer.link_ttl_seconds',
+  STOA_LINK_SIGNING_KEY: 'transfer.link_signing_key',
+  AGORA_LOCAL_PUBLISH_DIR: 'publishers.local.base_dir',
+  AZURE_STORAGE_CONNECTION_STRING: 'publishers.blob.connection_string',
+  AZURE_STORAGE_ACCOUNT_URL: 'publishers.blob.account_url',
+  AGORA_BLOB_CONTAINER: 'publishers.blob.container',
+} as const;

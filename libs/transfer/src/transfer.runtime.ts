@@ -1,0 +1,74 @@
+import { realpathSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit, Optional } from '@nestjs/common';
+import { ArtifactLinks } from './artifact-links';
+import { AssetResolver } from './asset-resolver';
+import { BlobStore } from './blob-store';
+import { CodeInputs } from './code-inputs';
+import { type Destination, peerCredentials } from './destinations';
+import { HandleStore } from './handle-store';
+import { ASSET_CATALOG, type AssetCatalog, TRANSFER_SETTINGS, type TransferSettings } from './transfer.settings';
+
+const SWEEP_MS = 10 * 60_000;
+
+/** The transfer parts built from config once: links, destinations, blob account, handle store, asset resolver. */
+@Injectable()
+export class TransferRuntime implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger(TransferRuntime.name);
+  readonly links: ArtifactLinks;
+  readonly destinations: Destination[];
+  readonly blob?: BlobStore;
+  readonly handles: HandleStore;
+  readonly assets: AssetResolver;
+  readonly inputs: CodeInputs;
+  private sweeper?: NodeJS.Timeout;
+
+  constructor(
+    @Inject(TRANSFER_SETTINGS) private readonly s: TransferSettings,
+    @Optional() @Inject(ASSET_CATALOG) private readonly catalog?: AssetCatalog,
+  ) {
+    const c = s.config;
+    this.links = new ArtifactLinks(c.link_signing_key ?? s.fallbackKey, c.link_ttl_seconds * 1000, s.publicUrl);
+    const pub = s.publishers;
+    this.blob = pub.blob ? new BlobStore(pub.blob) : undefined;
+    this.destinations = [{ kind: 'user', name: 'user' }];
+    if (pub.local) this.destinations.push({ kind: 'local', name: 'local', baseDir: resolve(pub.local.base_dir) });
+    if (this.blob) this.destinations.push({ kind: 'blob', name: 'blob', store: this.blob });
+    for (const peer of s.peers) {
+      if (this.destinations.some((d) => d.name === peer.name)) continue; // registered publishers win (reference §6.2)
+      this.destinations.push({ kind: 'peer', name: peer.name, peer, credentials: peerCredentials(peer, s.ownAudiences) });
+    }
+    this.handles = new HandleStore({ dir: join(s.dataDir, 'handles'), ttlMs: c.handles.ttl_hours * 3_600_000, maxBytes: c.handles.max_bytes, maxBytesPerOwner: c.handles.max_bytes_per_owner });
+    const configured = [join(s.dataDir, 'datasets'), ...c.assets.roots.map((r) => resolve(r))];
+    this.assets = new AssetResolver({
+      roots: () => [...configured, ...(this.catalog?.roots() ?? [])].map(real).filter((r): r is string => !!r),
+      blob: this.blob,
+      resolveId: this.catalog ? (id) => this.catalog!.storageUri(id) : undefined,
+      maxBytes: c.assets.max_bytes,
+    });
+    this.inputs = new CodeInputs(this.assets, this.handles, c.handles.ttl_hours);
+  }
+
+  async onModuleInit(): Promise<void> {
+    await mkdir(join(this.s.dataDir, 'datasets'), { recursive: true });
+    await mkdir(join(this.s.dataDir, 'handles'), { recursive: true, mode: 0o700 });
+    const peers = this.destinations.filter((d) => d.kind === 'peer').map((d) => d.name);
+    if (peers.length) this.logger.log({ peers }, 'peer destinations for send');
+    this.sweeper = setInterval(() => void this.handles.sweep().catch(() => undefined), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.sweeper);
+    await this.blob?.close();
+  }
+}
+
+function real(p: string): string | undefined {
+  try {
+    return realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
