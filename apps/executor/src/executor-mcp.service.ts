@@ -12,7 +12,7 @@ import { executeTool } from './tools/execute.tool';
 import { jobTools } from './tools/job.tools';
 import { JobTasks } from './tasks.backend';
 import { sessionTools } from './tools/session.tools';
-import { SendService, sendTool } from '@stoa/transfer';
+import { SendService, sendTool, TransferRuntime, withAssetArguments } from '@stoa/transfer';
 
 /** Binds the executor's tools to the MCP endpoint. */
 @Injectable()
@@ -29,10 +29,11 @@ export class ExecutorMcpService implements OnApplicationShutdown {
     tasks: JobTasks,
     kernels: KernelService,
     send: SendService,
+    transfer: TransferRuntime,
   ) {
     const { config } = settings;
     const catalog = settings.domain.catalog;
-    this.tools = [
+    const tools = [
       executeTool(
         { name: config.name, description: config.description, defaultTimeout: config.execution.default_timeout, maxTimeout: config.execution.max_timeout, catalogue: toolCatalogueText(catalog.tools), disallowed: kernels.screenGuidance, sessionHeader: config.sessions.session_id_header },
         execution,
@@ -44,6 +45,7 @@ export class ExecutorMcpService implements OnApplicationShutdown {
       ...jobTools(config.name, jobs, sessions, execution, config.execution.max_timeout),
       sendTool(config.name, send, config.transfer.link_ttl_seconds),
     ];
+    this.tools = config.transfer.assets.resolve_tool_arguments ? withAssetArguments(tools, transfer.assets, sessions) : tools;
     this.endpoint = new McpEndpoint(
       { name: `${config.name}-executor`, version: '0.1.0', instructions: config.description || undefined, tools: () => this.tools, tasks },
       {

@@ -65,6 +65,15 @@ describe('asset tags and handles', () => {
     expect((await run(alice, 'print(len("<b>bold</b>"))')).stdout).toBe('11\n');
   });
 
+  it('tags in top-level string arguments of MCP tools resolve too (reference §2.8.3)', async () => {
+    const s = await run(alice, 'pass');
+    const ok = await alice.call('execute_demo_code', { code: 'pass', description: '<local>lab/samples.csv</local>', execution_session_id: s.session_id });
+    expect(ok.json.description).toMatch(/\/\.stoa\/assets\/[0-9a-f]{64}\.csv$/);
+    const bad = await alice.call('execute_demo_code', { code: 'pass', description: '<local>/etc/passwd</local>', execution_session_id: s.session_id });
+    expect(bad.isError).toBe(true);
+    expect(bad.text).toContain("Failed to resolve DataLake asset '<local>/etc/passwd</local>' for parameter 'description': '/etc/passwd' is outside the directories this server shares");
+  });
+
   it('stash(obj) gives a handle the same user can use in another session and in a batch item', async () => {
     const s1 = await run(alice, "import fractions\nh = stash({'model': [1, 2, 3], 'f': fractions.Fraction(1, 3)})\nprint(h)");
     const handle = (s1.stdout as string).trim();

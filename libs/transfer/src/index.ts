@@ -12,6 +12,7 @@ export { checkRelativeName, openInside, type OpenedFile } from './safe-files';
 /** Asset tags and handles in code (the execute pipeline's resolve step). */
 export { asSerializer, CodeInputs } from './code-inputs';
 export { AssetResolver, parseTag, TAG_GUIDANCE } from './asset-resolver';
+export { AssetArgumentError, defaultAssetExempt, withAssetArguments } from './asset-arguments';
 export { HANDLE_RE, HandleStore } from './handle-store';
 /** Outbound object-transfer policy (reference §6.4) and the peer registry (§6.2). */
 export * from './target-url';

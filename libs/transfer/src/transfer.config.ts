@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { boolish, positiveInt } from '@stoa/config';
+import { blobTuningSchema } from './blob-store';
 
 const MiB = 1024 * 1024;
 /** The reference's object-transfer cap (§6.3, §6.5). */
@@ -18,6 +19,8 @@ export const transferConfigSchema = z
     kernel_timeout_seconds: positiveInt.default(60),
     /** Per-request timeout of an outbound peer transfer. */
     peer_timeout_seconds: positiveInt.default(60),
+    /** Blob transfer tuning (MCP_BLOB_MAX_CONCURRENCY, MCP_BLOB_CHUNK_SIZE, MCP_BLOB_MAX_SINGLE_GET). */
+    blob: blobTuningSchema.prefault({}),
     handles: z
       .object({
         /** How long a stashed object stays retrievable. */
@@ -75,4 +78,7 @@ export const TRANSFER_ENV = {
   AZURE_STORAGE_CONNECTION_STRING: 'publishers.blob.connection_string',
   AZURE_STORAGE_ACCOUNT_URL: 'publishers.blob.account_url',
   AGORA_BLOB_CONTAINER: 'publishers.blob.container',
+  MCP_BLOB_MAX_CONCURRENCY: 'transfer.blob.max_concurrency',
+  MCP_BLOB_CHUNK_SIZE: 'transfer.blob.chunk_size',
+  MCP_BLOB_MAX_SINGLE_GET: 'transfer.blob.max_single_get',
 } as const;

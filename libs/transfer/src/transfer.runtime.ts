@@ -31,7 +31,7 @@ export class TransferRuntime implements OnModuleInit, OnApplicationShutdown {
     const c = s.config;
     this.links = new ArtifactLinks(c.link_signing_key ?? s.fallbackKey, c.link_ttl_seconds * 1000, s.publicUrl);
     const pub = s.publishers;
-    this.blob = pub.blob ? new BlobStore(pub.blob) : undefined;
+    this.blob = pub.blob ? new BlobStore({ ...pub.blob, ...c.blob }) : undefined;
     this.destinations = [{ kind: 'user', name: 'user' }];
     if (pub.local) this.destinations.push({ kind: 'local', name: 'local', baseDir: resolve(pub.local.base_dir) });
     if (this.blob) this.destinations.push({ kind: 'blob', name: 'blob', store: this.blob });
