@@ -21,11 +21,11 @@ export function withAssetArguments(tools: ToolDefinition[], assets: AssetResolve
   return tools.map((tool) => ({
     ...tool,
     handler: async (args, ctx) => {
-      const tagged = Object.entries(args as Record<string, unknown>).filter(
+      const tagged = Object.entries(args).filter(
         (e): e is [string, string] => typeof e[1] === 'string' && !exempt(tool.name, e[0]) && /^(local|blob)$/.test(parseTag(e[1])?.type ?? ''),
       );
       if (!tagged.length) return tool.handler(args, ctx);
-      const runtime = await sessionFor(sessions, ctx.principal, args as Record<string, unknown>, ctx.transportSessionId, tool.name);
+      const runtime = await sessionFor(sessions, ctx.principal, args, ctx.transportSessionId, tool.name);
       const resolved = await Promise.all(
         tagged.map(async ([param, tag]) => {
           try {
@@ -36,7 +36,7 @@ export function withAssetArguments(tools: ToolDefinition[], assets: AssetResolve
           }
         }),
       );
-      return tool.handler({ ...(args as object), ...Object.fromEntries(resolved) } as never, ctx);
+      return tool.handler({ ...(args as object), ...Object.fromEntries(resolved) }, ctx);
     },
   }));
 }
