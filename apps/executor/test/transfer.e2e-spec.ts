@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAzurite, type Azurite } from '../../../test/support/azurite';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
 import { freePort } from '../../../test/support/ports';
+import { pyCalls } from '../../../test/support/py-client';
+import { startRouter, until } from '../../../test/support/router-process';
 import { devToken, v2Client, type TestClient } from '../../../test/support/ts-clients';
 
 /** Two real executors (alpha → beta peer), a local export dir and a real Azurite blob emulator. */
@@ -188,5 +190,37 @@ describe('send, download links and object transfer', () => {
     const ok = await post({ variable_name: 'v', data: pickled, session_id: mine.session_id }, { authorization: `Bearer ${devToken('mallory')}` });
     expect(ok).toEqual({ status: 200, body: { success: true, variable_name: 'v', session_id: mine.session_id, size_bytes: 14, serializer: expect.any(String) } });
     expect((await execBeta(mallory, 'v', mine.session_id as string)).stdout).toBe('42\n');
+  });
+
+  it('works through a router in front of both executors (TS v2 client)', async () => {
+    const passthrough = { mode: 'passthrough', audience: 'dev' };
+    const router = await startRouter({ upstreams: [{ name: 'alpha', url: alpha.mcpUrl, auth: passthrough }, { name: 'beta', url: beta.url, auth: passthrough }] });
+    const c = await v2Client(router.mcpUrl, 'auto', devToken('carol'));
+    try {
+      const there = (await c.call('execute_beta_code', { code: 'pass' })).json;
+      const here = (await c.call('execute_alpha_code', { code: "rows = [{'id': i} for i in range(3)]" })).json;
+      const sent = (await c.call('alpha_send', { data_ref: 'rows', to: 'beta', session_id: there.session_id, execution_session_id: here.session_id })).json;
+      expect(sent).toMatchObject({ success: true, destination: 'beta', name: 'rows' });
+      expect((await c.call('execute_beta_code', { code: 'len(rows)', execution_session_id: there.session_id })).json.stdout).toBe('3\n');
+    } finally {
+      await c.close();
+      await router.stop();
+    }
+  });
+
+  it('Python mcp clients send without naming their session; a legacy session\'s links die with it', async () => {
+    const calls = [
+      { tool: 'execute_alpha_code', args: { code: "open(agora_output('py.txt'), 'w').write('from python')" } },
+      { tool: 'alpha_send', args: { data_ref: 'py.txt', to: 'user' } },
+    ];
+    // Stateless (2026-07-28): the caller's most recently used session.
+    const [made, link] = await pyCalls(alpha.mcpUrl, 'auto', calls, { token: devToken('dave') });
+    expect(made?.json.success).toBe(true);
+    expect(link?.json).toMatchObject({ success: true, destination: 'user' });
+    expect(await (await fetch(link?.json.remote_uri as string)).text()).toBe('from python');
+    // Legacy: the MCP session's kernel; it is closed when the client disconnects, and its links with it.
+    const [, legacy] = await pyCalls(alpha.mcpUrl, 'legacy', calls, { token: devToken('erin') });
+    expect(legacy?.json).toMatchObject({ success: true, destination: 'user' });
+    expect(await until('the closed session\'s link to answer 404', async () => ((await fetch(legacy?.json.remote_uri as string)).status === 404 ? true : undefined))).toBe(true);
   });
 });
