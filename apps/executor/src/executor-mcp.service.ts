@@ -1,4 +1,5 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, Optional } from '@nestjs/common';
+import { CatalogService, catalogTools } from '@stoa/catalog';
 import { ExecutionService } from '@stoa/execution';
 import { JobService } from '@stoa/jobs';
 import { McpEndpoint, type ToolDefinition } from '@stoa/mcp';
@@ -30,6 +31,7 @@ export class ExecutorMcpService implements OnApplicationShutdown {
     kernels: KernelService,
     send: SendService,
     transfer: TransferRuntime,
+    @Optional() dataCatalog?: CatalogService,
   ) {
     const { config } = settings;
     const catalog = settings.domain.catalog;
@@ -44,6 +46,7 @@ export class ExecutorMcpService implements OnApplicationShutdown {
       ...sessionTools(config.name, sessions, execution),
       ...jobTools(config.name, jobs, sessions, execution, config.execution.max_timeout),
       sendTool(config.name, send, config.transfer.link_ttl_seconds),
+      ...(dataCatalog ? catalogTools(dataCatalog, { executeTool: `execute_${config.name}_code` }) : []),
     ];
     this.tools = config.transfer.assets.resolve_tool_arguments ? withAssetArguments(tools, transfer.assets, sessions) : tools;
     this.endpoint = new McpEndpoint(

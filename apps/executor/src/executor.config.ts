@@ -8,6 +8,7 @@ import { kernelEnvironmentFields, KERNEL_ENV, SANDBOX_ENV, sandboxConfigSchema }
 import { assetSpecSchema, checkEnvironmentBuild, environmentBuildFields, sidecarListSchema } from '@stoa/provision';
 import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
 import { JOBS_ENV, jobsConfigSchema } from '@stoa/jobs';
+import { catalogConfigSchema, resolveCatalogConfig, type CatalogSettings } from '@stoa/catalog';
 import { peersConfigSchema, publishersConfigSchema, TRANSFER_ENV, transferConfigSchema } from '@stoa/transfer';
 import { SESSION_ENV, sessionConfigSchema } from '@stoa/sessions';
 import { loadDomain, skillsConfigSchema, toolsConfigSchema, type LoadedDomain } from '@stoa/tools';
@@ -45,6 +46,8 @@ export const executorConfigSchema = z
     publishers: publishersConfigSchema,
     /** Peer registry: name → root URL (or {url, auth}); overlaid by AGORA_PEER_REGISTRY. */
     peers: peersConfigSchema,
+    /** Opt-in data catalog (catalog.yaml or inline sources): search_data, get_artifact, list_domains, query_catalog. */
+    catalog: catalogConfigSchema,
   })
   .superRefine((c, ctx) => {
     const problem = checkTimeouts(c.execution);
@@ -87,6 +90,8 @@ export interface ExecutorSettings {
   domain: LoadedDomain;
   /** This server's base URL as users reach it (download links); set from public_url, else after listen. */
   publicUrl: { value: string };
+  /** The data catalog, when configured. */
+  catalog?: CatalogSettings;
   /** Filled by provisioning at start: the kernel interpreter, paths kernels read, variables they inherit. */
   runtime?: { python: string; readPaths: string[]; env: Record<string, string> };
 }
@@ -108,6 +113,7 @@ export function loadExecutorSettings(
     replica: config.sessions.replica ?? `${hostname()}:${config.server.port}`,
     publicUrl: { value: config.server.public_url ?? `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${config.server.port}` },
     domain: loadDomain(config.name, config.tools, config.skills, baseDir),
+    catalog: resolveCatalogConfig(config.catalog, baseDir),
     truncationThreshold: resolveTruncationThreshold(config.execution.output_truncation_threshold, env.CODE_OUTPUT_TRUNCATION_THRESHOLD, warn),
   };
 }

@@ -9,7 +9,8 @@ import { PersistenceModule } from '@stoa/persistence';
 import { JOB_MIGRATIONS, JobsModule } from '@stoa/jobs';
 import { SESSION_MIGRATIONS, SessionModule } from '@stoa/sessions';
 import { kernelToolSpecs } from '@stoa/tools';
-import { loadPeerRegistry, TRANSFER_MIGRATIONS, TransferModule, type PeerDestination } from '@stoa/transfer';
+import { CATALOG_MIGRATIONS, CatalogModule, CatalogService } from '@stoa/catalog';
+import { ASSET_CATALOG, type AssetCatalog, loadPeerRegistry, TRANSFER_MIGRATIONS, TransferModule, type PeerDestination } from '@stoa/transfer';
 import type { KernelProcess } from '@stoa/kernel';
 import { AdminController, OpenApiDocument } from './admin.controller';
 import { AdminJobsController } from './admin-jobs.controller';
@@ -34,7 +35,8 @@ export class ExecutorModule {
       imports: [
         LoggingModule.forRoot('stoa-executor'),
         AuthModule.forRoot({ auth: c.auth, publicBaseUrl: c.server.public_url }),
-        PersistenceModule.forRoot({ database: c.database, defaultSqlitePath: join(s.dataDir, 'stoa.sqlite'), migrations: [...SESSION_MIGRATIONS, ...JOB_MIGRATIONS, ...TRANSFER_MIGRATIONS] }),
+        PersistenceModule.forRoot({ database: c.database, defaultSqlitePath: join(s.dataDir, 'stoa.sqlite'), migrations: [...SESSION_MIGRATIONS, ...JOB_MIGRATIONS, ...TRANSFER_MIGRATIONS, ...CATALOG_MIGRATIONS] }),
+        ...(s.catalog ? [CatalogModule.forRoot(s.catalog)] : []),
         KernelModule.forRoot({
           python: s.runtime?.python ?? c.environment.python,
           env: kernelEnv(s),
@@ -74,7 +76,7 @@ export class ExecutorModule {
           peers: peerDestinations(s),
           ownAudiences: c.auth.mode === 'entra' ? entraSettings(c.auth).audiences : [],
           fallbackKey: c.sessions.id_signing_key,
-        }),
+        }, [{ provide: ASSET_CATALOG, inject: [{ token: CatalogService, optional: true }], useFactory: assetCatalog }]),
         ExecutionModule.forRoot({
           serverName: c.name,
           mode: c.execution.mode,
@@ -112,4 +114,9 @@ function peerDestinations(s: ExecutorSettings): PeerDestination[] {
   const statics: PeerDestination[] = c.publishers.servers.map((p) => ({ name: p.name, url: p.url, trustHttp: p.trust_http }));
   const peers: PeerDestination[] = [...registry].map(([name, p]) => ({ name, url: p.url, trustHttp: true, auth: p.auth }));
   return [...statics, ...peers.filter((p) => !statics.some((x) => x.name === p.name))];
+}
+
+/** The catalog as asset tags see it: its local roots, blob account and id → storage URI. */
+function assetCatalog(c?: CatalogService): AssetCatalog | undefined {
+  return c && { roots: () => c.localRoots(), storageUri: async (id) => (await c.find(id))?.storage_uri, blobAccess: () => c.blobAccess() };
 }

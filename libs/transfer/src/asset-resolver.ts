@@ -25,7 +25,8 @@ const DISCOVER = 'Find data with search_data (or list_domains) and use the load_
 export interface AssetSources {
   /** Directories `<local>` may read (resolved at start). */
   roots: () => readonly string[];
-  blob?: BlobStore;
+  /** Storage accounts assets may come from (the blob publisher's, the catalog's). */
+  blobs: () => readonly BlobStore[];
   /** Catalog lookup: artifact id → storage URI (local path or az://…). */
   resolveId?: (id: string) => Promise<string | undefined>;
   maxBytes: number;
@@ -57,8 +58,10 @@ export class AssetResolver {
     const cacheDir = await kernelDir(dirs, 'assets');
     const dest = join(cacheDir, createHash('sha256').update(location).digest('hex') + (safeExt(location) || '.dat'));
     if (existsSync(dest)) return dest;
-    if (this.s.blob?.canHandle(location)) {
-      await this.s.blob.download(location, dest);
+    const stores = this.s.blobs();
+    const store = stores.find((b) => b.owns(location)) ?? stores.find((b) => b.canHandle(location));
+    if (store) {
+      await store.download(location, dest);
       const size = (await stat(dest)).size;
       if (size > this.s.maxBytes) {
         await rm(dest, { force: true });

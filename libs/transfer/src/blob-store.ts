@@ -105,6 +105,15 @@ export class BlobStore {
   }
 
   /** True for URIs in one of the supported blob forms (of any account; download refuses other accounts). */
+  /** True when `uri` names a blob in this store's own account (the one it holds credentials for). */
+  owns(uri: string): boolean {
+    try {
+      return parseBlobUri(uri, this.accountUrl)?.account === this.account;
+    } catch {
+      return false;
+    }
+  }
+
   canHandle(uri: string): boolean {
     try {
       return parseBlobUri(uri, this.accountUrl) !== undefined;

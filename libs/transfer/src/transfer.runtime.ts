@@ -19,6 +19,8 @@ export class TransferRuntime implements OnModuleInit, OnApplicationShutdown {
   readonly links: ArtifactLinks;
   readonly destinations: Destination[];
   readonly blob?: BlobStore;
+  /** The catalog's storage account, when it differs from the publisher's. */
+  private catalogBlob?: BlobStore;
   readonly handles: HandleStore;
   readonly assets: AssetResolver;
   readonly inputs: CodeInputs;
@@ -43,7 +45,7 @@ export class TransferRuntime implements OnModuleInit, OnApplicationShutdown {
     const configured = [join(s.dataDir, 'datasets'), ...c.assets.roots.map((r) => resolve(r))];
     this.assets = new AssetResolver({
       roots: () => [...configured, ...(this.catalog?.roots() ?? [])].map(real).filter((r): r is string => !!r),
-      blob: this.blob,
+      blobs: () => [this.blob, this.catalogBlob].filter((b): b is BlobStore => !!b),
       resolveId: this.catalog ? (id) => this.catalog!.storageUri(id) : undefined,
       maxBytes: c.assets.max_bytes,
     });
@@ -51,6 +53,8 @@ export class TransferRuntime implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onModuleInit(): Promise<void> {
+    const access = this.catalog?.blobAccess();
+    if (access) this.catalogBlob = new BlobStore({ ...access, ...this.s.config.blob });
     await mkdir(join(this.s.dataDir, 'datasets'), { recursive: true });
     await mkdir(join(this.s.dataDir, 'handles'), { recursive: true, mode: 0o700 });
     const peers = this.destinations.filter((d) => d.kind === 'peer').map((d) => d.name);
@@ -62,6 +66,7 @@ export class TransferRuntime implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.sweeper);
     await this.blob?.close();
+    await this.catalogBlob?.close();
   }
 }
 

@@ -17,6 +17,8 @@ export interface AssetCatalog {
   roots(): string[];
   /** Storage URI of a catalog artifact id (`<blob>id</blob>`). */
   storageUri(id: string): Promise<string | undefined>;
+  /** How to reach the catalog's blob sources, when it has any. */
+  blobAccess(): { connection_string?: string; account_url?: string } | undefined;
 }
 export const ASSET_CATALOG = Symbol('ASSET_CATALOG');
 

@@ -1,0 +1,23 @@
+import { AppError, ErrorKind } from '@stoa/core';
+
+/** No artifact has this id. */
+export class ArtifactNotFoundError extends AppError {
+  readonly code = 'CATALOG_ARTIFACT_NOT_FOUND';
+  readonly kind = ErrorKind.notFound;
+
+  constructor(id: string) {
+    super(`Artifact not found: ${id}. Discover data with search_data (or list_domains to see which domains exist) and use the 'id' from a search_data hit.`);
+  }
+}
+
+/** query_catalog refused a statement: it would write, or read beyond the catalog tables. */
+export class CatalogQueryRefusedError extends AppError {
+  readonly code = 'CATALOG_QUERY_REFUSED';
+  readonly kind = ErrorKind.forbidden;
+}
+
+/** query_catalog ran the statement and the database reported an error (syntax, unknown column, timeout…). */
+export class CatalogQueryError extends AppError {
+  readonly code = 'CATALOG_QUERY_FAILED';
+  readonly kind = ErrorKind.invalid;
+}
