@@ -42,8 +42,14 @@ describe('asset tags and handles', () => {
     const lines = (r.stdout as string).split('\n');
     expect(lines[0]).toMatch(/^(PosixPath|Path) 1,3.5$/);
     expect(lines[1]).toBe("21 ['x', '1']");
-    expect(lines[2]).toMatch(/\.stoa\/assets\/[0-9a-f]{64}\.csv$/);
+    expect(lines[2]).toMatch(/\/inbox\/k-[^/]+\/assets\/[0-9a-f]{64}\.csv$/);
     expect(lines[3]).toBe("'<local>not/a/candidate</local>'");
+  });
+
+  it('the asset cache is read-only for the kernel: it cannot plant links where the server writes', async () => {
+    const r = await run(alice, `import os\np = "<local>lab/samples.csv</local>"\nos.symlink('/etc/passwd', os.path.join(os.path.dirname(p), 'planted.csv'))`);
+    expect(r.success).toBe(false);
+    expect(r.stderr).toMatch(/PermissionError|Read-only file system/);
   });
 
   it('<local> refuses paths outside the allowed roots, traversal and symlinks out of them; nothing runs', async () => {
@@ -68,7 +74,7 @@ describe('asset tags and handles', () => {
   it('tags in top-level string arguments of MCP tools resolve too (reference §2.8.3)', async () => {
     const s = await run(alice, 'pass');
     const ok = await alice.call('execute_demo_code', { code: 'pass', description: '<local>lab/samples.csv</local>', execution_session_id: s.session_id });
-    expect(ok.json.description).toMatch(/\/\.stoa\/assets\/[0-9a-f]{64}\.csv$/);
+    expect(ok.json.description).toMatch(/\/inbox\/k-[^/]+\/assets\/[0-9a-f]{64}\.csv$/);
     const bad = await alice.call('execute_demo_code', { code: 'pass', description: '<local>/etc/passwd</local>', execution_session_id: s.session_id });
     expect(bad.isError).toBe(true);
     expect(bad.text).toContain("Failed to resolve DataLake asset '<local>/etc/passwd</local>' for parameter 'description': '/etc/passwd' is outside the directories this server shares");

@@ -73,14 +73,16 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
    * again never finds an old session's files; the data dir belongs to one replica.
    */
   private removeStaleDirs(): void {
-    const root = join(this.settings.dataDir, 'sessions');
-    let stale: string[];
-    try {
-      stale = readdirSync(root).filter((n) => /^(k-|\.probe-)/.test(n));
-    } catch {
-      return;
+    let stale: string[] = [];
+    for (const root of [join(this.settings.dataDir, 'sessions'), join(this.settings.dataDir, 'inbox')]) {
+      try {
+        const names = readdirSync(root).filter((n) => /^(k-|\.probe-)/.test(n));
+        for (const n of names) rmSync(join(root, n), { recursive: true, force: true });
+        stale = [...stale, ...names];
+      } catch {
+        /* nothing there yet */
+      }
     }
-    for (const n of stale) rmSync(join(root, n), { recursive: true, force: true });
     if (stale.length) this.logger.log({ count: stale.length }, 'kernel directories of a previous run removed');
   }
 
@@ -121,6 +123,7 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
   /** Removes kernel directories and frees their uid (call after the kernel is closed). */
   async releaseDirs(dirs: KernelDirs): Promise<void> {
     await rm(dirs.base, { recursive: true, force: true });
+    await rm(dirs.inboxDir, { recursive: true, force: true });
     this.freeUid(dirs.uid);
   }
 

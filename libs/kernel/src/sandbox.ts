@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { chmod, chown } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { KernelStartError } from './kernel.errors';
 import { closedAncestor, MountPlan } from './mount-plan';
 import type { PythonInfo } from './python';
@@ -13,8 +13,13 @@ export interface KernelDirs {
   base: string;
   workDir: string;
   outputDir: string;
-  /** `{workDir}/.stoa`: files exchanged with the host (handles in `stash/`, objects being transferred). */
+  /** `{workDir}/.stoa`: files the kernel hands to the host (stashed handles in `stash/`, serialised objects). */
   transferDir: string;
+  /**
+   * `{data_dir}/inbox/k-…`: files the host hands to the kernel (assets, handles, received objects). Owned by the
+   * server and read-only for the kernel, so nothing the kernel does (symlinks, renames) can redirect host writes.
+   */
+  inboxDir: string;
   /** The unprivileged uid the kernel runs as (root servers), else undefined. */
   uid?: number;
 }
@@ -138,6 +143,7 @@ export class Sandbox {
     }
     for (const p of new Set(reads)) if (plan.hides(p) && existsSync(p)) plan.bind(p, false);
     plan.bind(dirs.base, true);
+    if (plan.hides(dirs.inboxDir)) plan.bind(dirs.inboxDir, false);
     return plan;
   }
 
@@ -164,6 +170,7 @@ export class Sandbox {
       );
     } finally {
       rmSync(dir, { recursive: true, force: true });
+      rmSync(dirs.inboxDir, { recursive: true, force: true });
     }
   }
 }
@@ -171,7 +178,8 @@ export class Sandbox {
 /** The directory layout of a kernel whose HOME is `base`. */
 export function kernelDirs(base: string, uid: number | undefined): KernelDirs {
   const workDir = join(base, 'work');
-  return { base, workDir, outputDir: join(base, 'outputs'), transferDir: join(workDir, '.stoa'), uid };
+  const inboxDir = join(dirname(dirname(base)), 'inbox', basename(base));
+  return { base, workDir, outputDir: join(base, 'outputs'), transferDir: join(workDir, '.stoa'), inboxDir, uid };
 }
 
 /** Where the kernel's `stash(obj)` writes `{handle}.pkl` and its `{handle}.json` sidecar. */
@@ -179,18 +187,21 @@ export function stashDir(dirs: KernelDirs): string {
   return join(dirs.transferDir, 'stash');
 }
 
-/** Creates a kernel's directories, owned by its uid (0700) when it has one. */
+/** Creates a kernel's directories, owned by its uid (0700) when it has one; its inbox stays the server's (0750, group = the kernel's). */
 export function prepareDirs(dirs: KernelDirs): void {
   for (const d of [dirs.base, dirs.workDir, dirs.outputDir, dirs.transferDir]) {
     mkdirSync(d, { recursive: true, mode: 0o700 });
     if (dirs.uid !== undefined) chownSync(d, dirs.uid, dirs.uid);
   }
+  ensureDir(dirname(dirs.inboxDir));
+  mkdirSync(dirs.inboxDir, { recursive: true, mode: 0o750 });
+  if (dirs.uid !== undefined) chownSync(dirs.inboxDir, process.getuid?.() ?? 0, dirs.uid);
 }
 
-/** Makes a file the host wrote (e.g. into `transferDir`) readable by the kernel: its uid owns it, mode 0644. */
+/** Makes a file the host wrote into the kernel's inbox readable (not writable) by the kernel: mode 0640, group = its uid. */
 export async function giveToKernel(path: string, dirs: KernelDirs): Promise<void> {
-  if (dirs.uid !== undefined) await chown(path, dirs.uid, dirs.uid);
-  await chmod(path, 0o644);
+  if (dirs.uid !== undefined) await chown(path, process.getuid?.() ?? 0, dirs.uid);
+  await chmod(path, 0o640);
 }
 
 function ensureDir(d: string): string {

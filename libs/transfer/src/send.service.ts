@@ -6,7 +6,6 @@ import { isAppError, type Principal } from '@stoa/core';
 import { SessionService, type SessionRuntime } from '@stoa/sessions';
 import type { ArtifactLinks } from './artifact-links';
 import { type Destination, publishBlob, publishLocal, publishPeer } from './destinations';
-import { kernelDir } from './kernel-files';
 import { checkRelativeName, openInside, type OpenedFile } from './safe-files';
 import { TransferLog } from './transfer-log.service';
 import { TRANSFER_SETTINGS, type TransferSettings } from './transfer.settings';
@@ -104,8 +103,9 @@ export class SendService {
       if (isIdentifier(dataRef) && dest.kind !== 'user') {
         pickled = await runtime.lock.runExclusive(async () => {
           const { kernel } = await this.sessions.kernelFor(runtime);
-          const dir = await kernelDir(runtime.dirs, 'out');
-          const file = `${transferId}.pkl`;
+          // The kernel writes into its own transfer dir; the host only reads it back through openInside.
+          const dir = runtime.dirs.transferDir;
+          const file = `out-${transferId}.pkl`;
           const r = await kernel.dump(dataRef, join(dir, file), timeoutMs);
           if (r.error) throw new SendError(`Failed to serialize variable '${dataRef}' from kernel: ${r.error}`);
           return r.found ? { dir, file, serializer: r.serializer ?? 'pickle' } : undefined;
