@@ -8,6 +8,7 @@ import { asSerializer } from './code-inputs';
 import { giveFile, kernelDir } from './kernel-files';
 import { isIdentifier } from './send.service';
 import { TransferLog } from './transfer-log.service';
+import { isBase64, parseTransferBody } from './transfer-body';
 import { TRANSFER_SETTINGS, type TransferSettings } from './transfer.settings';
 
 /** An HTTP answer of the receive endpoint (reference §6.5). */
@@ -17,7 +18,6 @@ export interface ReceiveAnswer {
 }
 
 const fail = (status: number, error: string, extra: Record<string, unknown> = {}): ReceiveAnswer => ({ status, body: { success: false, error, ...extra } });
-const B64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** Largest body the endpoint reads: the base64 of the cap plus the JSON around it. */
 export function maxReceiveBodyBytes(maxObjectBytes: number): number {
@@ -42,22 +42,16 @@ export class ReceiveService {
     return maxReceiveBodyBytes(this.settings.config.max_object_bytes);
   }
 
-  async receive(principal: Principal | undefined, raw: Buffer | string): Promise<ReceiveAnswer> {
-    let body: Record<string, unknown>;
-    try {
-      const parsed: unknown = JSON.parse(typeof raw === 'string' ? raw : raw.toString('utf8'));
-      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
-      body = parsed as Record<string, unknown>;
-    } catch {
-      return fail(400, 'Invalid JSON body');
-    }
+  async receive(principal: Principal | undefined, raw: Buffer): Promise<ReceiveAnswer> {
+    const body = parseTransferBody(raw);
+    if (!body) return fail(400, 'Invalid JSON body');
     const { variable_name: name, data } = body;
     if (typeof name !== 'string' || typeof data !== 'string') return fail(400, "'variable_name' and 'data' must be strings");
     if (!name || !data) return fail(400, "Missing required fields: 'variable_name' and 'data'");
     if (!isIdentifier(name)) return fail(400, `Invalid Python variable name: '${name}'`);
     const max = this.settings.config.max_object_bytes;
     if (data.length > Math.ceil((max * 4) / 3) + 4) return fail(413, 'Payload exceeds maximum transfer size');
-    if (data.length % 4 !== 0 || !B64.test(data)) return fail(400, `Invalid base64 data: ${data.length % 4 ? 'Incorrect padding' : 'Non-base64 digit found'}`);
+    if (!isBase64(data)) return fail(400, `Invalid base64 data: ${data.length % 4 ? 'Incorrect padding' : 'Non-base64 digit found'}`);
     const bytes = Buffer.from(data, 'base64');
     if (bytes.length > max) return fail(413, 'Decoded payload exceeds maximum transfer size');
     if (!principal) return fail(401, 'Authentication required');
