@@ -2,11 +2,12 @@ import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { lookup } from 'mime-types';
-import { basename } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { basename, join } from 'node:path';
 import { CurrentPrincipal, Public } from '@stoa/auth';
 import type { Principal } from '@stoa/core';
 import { SessionService } from '@stoa/sessions';
-import { checkRelativeName, openInside, ReceiveService, TransferRuntime } from '@stoa/transfer';
+import { checkRelativeName, openKernelFile, ReceiveService, TransferRuntime } from '@stoa/transfer';
 
 const NOT_FOUND = { error: 'artifact not found' };
 
@@ -36,7 +37,7 @@ export class TransferController {
       res.status(404).json(NOT_FOUND);
       return;
     }
-    const file = await openInside(runtime.outputDir, name).catch(() => undefined);
+    const file = await openKernelFile(runtime.dirs, join(runtime.outputDir, name)).catch(() => undefined);
     if (!file) {
       res.status(404).json(NOT_FOUND);
       return;
@@ -47,34 +48,39 @@ export class TransferController {
     res.setHeader('cache-control', 'private, no-store');
     res.setHeader('x-content-type-options', 'nosniff');
     res.attachment(basename(name));
-    const stream = file.handle.createReadStream({ start: 0 });
-    stream.on('error', () => res.destroy());
-    stream.pipe(res);
+    await pipeline(file.handle.createReadStream({ start: 0, end: Math.max(0, file.size - 1) }), res).catch(() => res.destroy());
   }
 
   /** `POST /object-transfer/receive` (reference §6.5); the body is read here with the transfer cap, not the JSON limit. */
   @Post('object-transfer/receive')
   async receive(@CurrentPrincipal() principal: Principal, @Req() req: Request, @Res() res: Response): Promise<void> {
     const max = this.receiver.maxBodyBytes;
-    const declared = Number(req.headers['content-length'] ?? NaN);
-    if (declared > max) {
-      res.status(413).json({ success: false, error: 'Payload exceeds maximum transfer size' });
-      req.resume();
+    const tooBig = () => {
+      res.status(413).setHeader('connection', 'close');
+      res.json({ success: false, error: 'Payload exceeds maximum transfer size' });
+      req.destroy();
+    };
+    if (Number(req.headers['content-length'] ?? NaN) > max) return tooBig();
+    // Bodies are held in memory while they are decoded: only a few at once per process.
+    const slot = this.receiver.acquire();
+    if (!slot) {
+      res.status(503).setHeader('retry-after', '5');
+      res.json({ success: false, error: 'This server is receiving too many objects at once. Retry in a few seconds.' });
+      req.destroy();
       return;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooBig = false;
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > max) tooBig = true;
-      else chunks.push(chunk);
+    try {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of req as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > max) return tooBig();
+        chunks.push(chunk);
+      }
+      const answer = await this.receiver.receive(principal, Buffer.concat(chunks, size));
+      res.status(answer.status).json(answer.body);
+    } finally {
+      slot();
     }
-    if (tooBig) {
-      res.status(413).json({ success: false, error: 'Payload exceeds maximum transfer size' });
-      return;
-    }
-    const answer = await this.receiver.receive(principal, Buffer.concat(chunks, size));
-    res.status(answer.status).json(answer.body);
   }
 }

@@ -3,7 +3,7 @@ import { startExecutor, type RunningExecutor } from '../../../test/support/execu
 import { pyCalls } from '../../../test/support/py-client';
 import { devToken, v1Client, v2Client } from '../../../test/support/ts-clients';
 
-const EXPECTED_TOOLS = ['execute_demo_code', 'demo_list_sessions', 'demo_get_session_info', 'demo_close_session', 'demo_inspect_session', 'demo_check_job', 'demo_parallel_execute', 'demo_check_batch', 'demo_cancel_batch'];
+const EXPECTED_TOOLS = ['execute_demo_code', 'demo_list_sessions', 'demo_get_session_info', 'demo_close_session', 'demo_inspect_session', 'demo_check_job', 'demo_parallel_execute', 'demo_check_batch', 'demo_cancel_batch', 'demo_send'];
 
 describe('executor over real MCP clients', () => {
   let ex: RunningExecutor;

@@ -110,7 +110,7 @@ describe('tools appear and disappear with config', () => {
       const tools = await c.listTools();
       const r = await c.call('execute_demo_code', { code: "word_count('a b a')['top'][0]" });
       await c.close();
-      expect(tools.sort()).toEqual(['demo_cancel_batch', 'demo_check_batch', 'demo_check_job', 'demo_close_session', 'demo_get_session_info', 'demo_inspect_session', 'demo_list_sessions', 'demo_parallel_execute', 'execute_demo_code', 'load_demo_skill', 'plan_demo_workflow', 'search_demo_tools']);
+      expect(tools.sort()).toEqual(['demo_cancel_batch', 'demo_check_batch', 'demo_check_job', 'demo_close_session', 'demo_get_session_info', 'demo_inspect_session', 'demo_list_sessions', 'demo_parallel_execute', 'demo_send', 'execute_demo_code', 'load_demo_skill', 'plan_demo_workflow', 'search_demo_tools']);
       expect(r.json.stdout).toBe("('a', 2)\n");
     } finally {
       await ex.stop();

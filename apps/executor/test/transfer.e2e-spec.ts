@@ -107,6 +107,16 @@ describe('send, download links and object transfer', () => {
     expect(await send({ data_ref: 'host.txt', to: 'local', execution_session_id: s.session_id })).toMatchObject({ success: false, error: expect.stringContaining("Cannot resolve 'host.txt'") });
   });
 
+  it('a kernel that swaps its output directory for a symlink to / cannot make the server list, serve or copy host files', async () => {
+    const r = await exec(a, "import os, shutil\nshutil.rmtree(AGORA_OUTPUT_DIR)\nos.symlink('/', AGORA_OUTPUT_DIR)");
+    expect(r).toMatchObject({ success: true, artifacts: [] });
+    for (const to of ['user', 'local', 'blob']) {
+      const sent = await send({ data_ref: 'etc/hostname', to, execution_session_id: r.session_id });
+      expect({ to, success: sent.success }).toEqual({ to, success: false });
+      expect(sent.error).toContain("Cannot resolve 'etc/hostname'");
+    }
+  });
+
   it("'blob' uploads to {session}/{name} in the container (Azurite)", async () => {
     const s = await exec(a, "open(agora_output('plot.svg'), 'w').write('<svg/>')");
     const missing = await send({ data_ref: 'plot.svg', to: 'blob', execution_session_id: s.session_id });

@@ -42,7 +42,7 @@ export class ExecutionService {
 
   /** Files a run wrote, recorded for the admin API. */
   private async artifactsOf(runtime: SessionRuntime, before: OutputSnapshot): Promise<Artifact[]> {
-    const list = await changedArtifacts(runtime.outputDir, before);
+    const list = await changedArtifacts(runtime.dirs, before);
     this.transferLog?.artifactsWritten(runtime.record.owner, runtime.record.id, list);
     return list;
   }
@@ -79,7 +79,7 @@ export class ExecutionService {
     let jobId: string | undefined;
     const run = runtime.lock.runExclusive(async () => {
       const { kernel } = await this.sessions.kernelFor(runtime);
-      const before = await snapshotOutputs(runtime.outputDir);
+      const before = await snapshotOutputs(runtime.dirs);
       const r = await this.runCell(runtime.record.owner, kernel, runtime.dirs, input.code, {
         timeoutMs: timeoutS * 1000,
         graceMs: this.settings.interruptGraceMs,
@@ -156,7 +156,7 @@ export class ExecutionService {
     runtime.busyJob = job.id;
     const run = runtime.lock.runExclusive(async () => {
       const { kernel } = await this.sessions.kernelFor(runtime);
-      const before = await snapshotOutputs(runtime.outputDir);
+      const before = await snapshotOutputs(runtime.dirs);
       const r = await this.runCell(runtime.record.owner, kernel, runtime.dirs, code, {
         timeoutMs: timeoutS * 1000,
         graceMs: this.settings.interruptGraceMs,

@@ -1,6 +1,7 @@
-import type { Dirent } from 'node:fs';
-import { readdir, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { constants, type Dirent } from 'node:fs';
+import { type FileHandle, lstat, open, readdir } from 'node:fs/promises';
+import type { KernelDirs } from '@stoa/kernel';
+import { openKernelDir } from './safe-files';
 import { lookup } from 'mime-types';
 
 /** A file an execution left in AGORA_OUTPUT_DIR (reference §2.7), as the agent sees it. */
@@ -15,33 +16,51 @@ export type OutputSnapshot = Map<string, { size: number; mtimeMs: number }>;
 const MAX_ARTIFACT_BYTES = 500 * 1024 * 1024;
 const HIDDEN_PARTS = new Set(['__pycache__', '.ipynb_checkpoints']);
 
-/** Files under `dir` by relative path with size and mtime (hidden names, bytecode and caches skipped). */
-export async function snapshotOutputs(dir: string): Promise<OutputSnapshot> {
+/**
+ * Files in the kernel's output directory by relative path with size and mtime (hidden names, bytecode and caches
+ * skipped). The walk goes through directory descriptors opened with O_NOFOLLOW, so a kernel that swaps its output
+ * directory (or a subdirectory) for a symlink cannot make the server list anything else.
+ */
+export async function snapshotOutputs(dirs: KernelDirs, dir = dirs.outputDir): Promise<OutputSnapshot> {
   const out: OutputSnapshot = new Map();
-  const walk = async (d: string, depth: number): Promise<void> => {
+  const walk = async (handle: FileHandle, prefix: string, depth: number): Promise<void> => {
+    const here = `/proc/self/fd/${handle.fd}`;
     let entries: Dirent[];
     try {
-      entries = await readdir(d, { withFileTypes: true });
+      entries = await readdir(here, { withFileTypes: true });
     } catch {
       return; // discovery never fails an execution
     }
     for (const e of entries) {
       if (e.name.startsWith('.') || HIDDEN_PARTS.has(e.name)) continue;
-      const full = join(d, e.name);
-      if (e.isDirectory() && depth < 20) await walk(full, depth + 1);
-      else if (e.isFile() && !/\.py[co]$/.test(e.name)) {
-        const st = await stat(full).catch(() => undefined);
-        if (st) out.set(relative(dir, full).split(sep).join('/'), { size: st.size, mtimeMs: st.mtimeMs });
+      const rel = prefix ? `${prefix}/${e.name}` : e.name;
+      if (e.isDirectory() && depth < 20) {
+        const sub = await open(`${here}/${e.name}`, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW).catch(() => undefined);
+        if (!sub) continue;
+        try {
+          await walk(sub, rel, depth + 1);
+        } finally {
+          await sub.close();
+        }
+      } else if (e.isFile() && !/\.py[co]$/.test(e.name)) {
+        const st = await lstat(`${here}/${e.name}`).catch(() => undefined);
+        if (st?.isFile()) out.set(rel, { size: st.size, mtimeMs: st.mtimeMs });
       }
     }
   };
-  await walk(dir, 0);
+  const root = await openKernelDir(dirs, dir);
+  if (!root) return out;
+  try {
+    await walk(root, '', 0);
+  } finally {
+    await root.close();
+  }
   return out;
 }
 
 /** Files new or changed since `before` (larger than 500 MiB skipped), sorted by name. */
-export async function changedArtifacts(dir: string, before: OutputSnapshot): Promise<Artifact[]> {
-  const after = await snapshotOutputs(dir);
+export async function changedArtifacts(dirs: KernelDirs, before: OutputSnapshot): Promise<Artifact[]> {
+  const after = await snapshotOutputs(dirs);
   const out: Artifact[] = [];
   for (const [name, now] of after) {
     const was = before.get(name);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { copyFile, realpath, rm, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { copyFile, realpath, rename, rm, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { extname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +31,8 @@ export interface AssetSources {
   /** Catalog lookup: artifact id → storage URI (local path or az://…). */
   resolveId?: (id: string) => Promise<string | undefined>;
   maxBytes: number;
+  /** Containers asset tags may not read (the send export container: other users' exports live there). */
+  privateContainers: () => readonly string[];
 }
 
 /**
@@ -38,6 +41,8 @@ export interface AssetSources {
  * the configured storage account.
  */
 export class AssetResolver {
+  private readonly inflight = new Map<string, Promise<string>>();
+
   constructor(private readonly s: AssetSources) {}
 
   /** The kernel-visible cache path for `tag`, fetching it on first use. */
@@ -58,9 +63,34 @@ export class AssetResolver {
     const cacheDir = await kernelDir(dirs, 'assets');
     const dest = join(cacheDir, createHash('sha256').update(location).digest('hex') + (safeExt(location) || '.dat'));
     if (existsSync(dest)) return dest;
+    const running = this.inflight.get(dest);
+    if (running) return running;
+    const fetching = this.fetchInto(location, dest, dirs).finally(() => this.inflight.delete(dest));
+    this.inflight.set(dest, fetching);
+    return fetching;
+  }
+
+  /** Fetches to a temporary name and renames, so a cached path is always a complete, readable file. */
+  private async fetchInto(location: string, dest: string, dirs: KernelDirs): Promise<string> {
+    const tmp = `${dest}.${randomBytes(4).toString('hex')}.part`;
+    try {
+      await this.fetchTo(location, tmp);
+      await giveFile(tmp, dirs);
+      await rename(tmp, dest);
+      return dest;
+    } finally {
+      await rm(tmp, { force: true });
+    }
+  }
+
+  private async fetchTo(location: string, dest: string): Promise<void> {
     const stores = this.s.blobs();
     const store = stores.find((b) => b.owns(location)) ?? stores.find((b) => b.canHandle(location));
     if (store) {
+      const where = store.where(location);
+      if (where && this.s.privateContainers().includes(where.container)) {
+        throw new InvalidInputError(`'${location}' is in the container this server exports to, which asset tags do not read. ${TAG_GUIDANCE}`);
+      }
       await store.download(location, dest);
       const size = (await stat(dest)).size;
       if (size > this.s.maxBytes) {
@@ -73,8 +103,6 @@ export class AssetResolver {
       const source = await this.localSource(location);
       await copyFile(source, dest);
     }
-    await giveFile(dest, dirs);
-    return dest;
   }
 
   /** A local path that exists under an allowed root (its real path, symlinks resolved). */

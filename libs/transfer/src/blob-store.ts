@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { DefaultAzureCredential, type TokenCredential } from '@azure/identity';
@@ -10,8 +10,6 @@ import { ConfigError, positiveInt } from '@stoa/config';
 import { AppError, ErrorKind, InvalidInputError, NotFoundError, UnavailableError } from '@stoa/core';
 
 const MiB = 1024 * 1024;
-/** Put Blob takes at most this much in one request here; larger files go up in blocks. */
-const MAX_SINGLE_SHOT_UPLOAD = 256 * MiB;
 const URI_FORMS =
   'Expected az://account/container/path, abfss://container@account.dfs.core.windows.net/path, ' +
   'https://account.blob.core.windows.net/container/path (or .dfs.core.windows.net), or a URL under the configured account URL.';
@@ -105,6 +103,15 @@ export class BlobStore {
   }
 
   /** True for URIs in one of the supported blob forms (of any account; download refuses other accounts). */
+  /** Account, container and path of `uri` as this store reads it (its own account URL form included). */
+  where(uri: string): BlobUri | undefined {
+    try {
+      return parseBlobUri(uri, this.accountUrl);
+    } catch {
+      return undefined;
+    }
+  }
+
   /** True when `uri` names a blob in this store's own account (the one it holds credentials for). */
   owns(uri: string): boolean {
     try {
@@ -123,26 +130,25 @@ export class BlobStore {
   }
 
   /** Uploads (overwriting) a local file as `blobName`; returns the blob's URL. */
-  async upload(localPath: string, blobName: string, container = this.config.container, options: { signal?: AbortSignal } = {}): Promise<string> {
+  async upload(source: string | FileHandle, blobName: string, container = this.config.container, options: { signal?: AbortSignal } = {}): Promise<string> {
     this.assertOpen();
     if (!container) throw new InvalidInputError('No blob container given and none configured. Set the container in the blob storage config.');
     if (!blobName) throw new InvalidInputError('A blob name is required.');
-    const size = await stat(localPath).then(
-      (s) => s.size,
-      () => undefined,
-    );
-    if (size === undefined) throw new NotFoundError(`Local file '${localPath}' not found; nothing to upload.`);
+    // An already opened (checked) file is uploaded from its descriptor, never reopened by path.
+    const handle = typeof source === 'string' ? await open(source, 'r').catch(() => undefined) : source;
+    if (!handle) throw new NotFoundError('The local file to upload was not found; nothing to upload.');
+    const size = (await handle.stat()).size;
     const blob = this.service.getContainerClient(container).getBlockBlobClient(blobName);
     try {
-      await blob.uploadFile(localPath, {
-        blockSize: this.tuning.chunk_size,
-        concurrency: this.tuning.max_concurrency,
-        maxSingleShotSize: Math.min(this.tuning.max_single_get, MAX_SINGLE_SHOT_UPLOAD),
-        blobHTTPHeaders: { blobContentType: lookup(blobName) || lookup(localPath) || 'application/octet-stream' },
+      const stream = handle.createReadStream({ start: 0, end: Math.max(0, size - 1), autoClose: false });
+      await blob.uploadStream(stream, Math.min(this.tuning.chunk_size, 8 * 1024 * 1024), this.tuning.max_concurrency, {
+        blobHTTPHeaders: { blobContentType: lookup(blobName) || 'application/octet-stream' },
         abortSignal: options.signal,
       });
     } catch (err) {
       throw await this.describeFailure(err, { account: this.account, container, path: blobName }, 'upload');
+    } finally {
+      if (typeof source === 'string') await handle.close();
     }
     this.logger.log({ account: this.account, container, blob: blobName, bytes: size }, 'blob uploaded');
     return blob.url;
@@ -325,3 +331,4 @@ function sanitize(uri: string): string {
 function firstLine(text: string): string {
   return text.split('\n', 1)[0] ?? text;
 }
+

@@ -47,7 +47,7 @@ export async function publishLocal(d: Extract<Destination, { kind: 'local' }>, p
 /** Uploads to blob `{session}/{name}` in the configured container. */
 export async function publishBlob(d: Extract<Destination, { kind: 'blob' }>, p: PublishInput): Promise<string> {
   const name = checkRelativeName(p.name);
-  return d.store.upload(p.file.path, `${p.sessionId}/${name}`);
+  return d.store.upload(p.file.handle, `${p.sessionId}/${name}`);
 }
 
 /** Sends a serialised object to a peer executor's /object-transfer/receive. */

@@ -6,7 +6,7 @@ import { createWriteStream } from 'node:fs';
 import { Logger } from '@nestjs/common';
 import { type KernelDirs, stashDir } from '@stoa/kernel';
 import { giveFile, kernelDir } from './kernel-files';
-import { openInside } from './safe-files';
+import { openKernelFile, unlinkKernelFile } from './safe-files';
 
 export const HANDLE_RE = /^h_[0-9a-f]{12}$/;
 
@@ -40,14 +40,14 @@ export class HandleStore {
     for (const id of ids) {
       if (!HANDLE_RE.test(id)) continue;
       try {
-        const metaFile = await openInside(stash, `${id}.json`);
+        const metaFile = await openKernelFile(dirs, join(stash, `${id}.json`));
         const raw = await metaFile.handle.readFile({ encoding: 'utf8' }).finally(() => metaFile.handle.close());
         const meta = JSON.parse(raw.slice(0, 10_000)) as Partial<HandleMeta>;
-        const data = await openInside(stash, `${id}.pkl`);
+        const data = await openKernelFile(dirs, join(stash, `${id}.pkl`));
         try {
           if (data.size > this.s.maxBytes) throw new Error(`${data.size} bytes is over the ${this.s.maxBytes}-byte limit`);
           const dir = await this.ownerDir(owner, true);
-          await pipeline(data.handle.createReadStream({ autoClose: false }), createWriteStream(join(dir, `${id}.pkl`), { mode: 0o600 }));
+          await pipeline(data.handle.createReadStream({ start: 0, end: Math.max(0, data.size - 1), autoClose: false }), createWriteStream(join(dir, `${id}.pkl`), { mode: 0o600 }));
           const now = Date.now();
           const full: HandleMeta = { serializer: String(meta.serializer ?? 'pickle').slice(0, 20), size: data.size, type: String(meta.type ?? '').slice(0, 200), created_at: now, expires_at: now + this.s.ttlMs };
           await writeFile(join(dir, `${id}.json`), JSON.stringify(full), { mode: 0o600 });
@@ -58,8 +58,8 @@ export class HandleStore {
       } catch (err) {
         this.logger.warn({ handle: id, err: (err as Error).message }, 'a stashed object could not be stored');
       } finally {
-        await rm(join(stash, `${id}.pkl`), { force: true });
-        await rm(join(stash, `${id}.json`), { force: true });
+        await unlinkKernelFile(dirs, join(stash, `${id}.pkl`));
+        await unlinkKernelFile(dirs, join(stash, `${id}.json`));
       }
     }
   }

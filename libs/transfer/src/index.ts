@@ -8,7 +8,7 @@ export { artifactNote, changedArtifacts, snapshotOutputs, type Artifact, type Ou
 /** Signed, expiring download links. */
 export { ArtifactLinks } from './artifact-links';
 /** Safe file access inside directories a kernel can write. */
-export { checkRelativeName, openInside, type OpenedFile } from './safe-files';
+export { checkRelativeName, openKernelDir, openKernelFile, unlinkKernelFile, type OpenedFile } from './safe-files';
 /** Asset tags and handles in code (the execute pipeline's resolve step). */
 export { asSerializer, CodeInputs } from './code-inputs';
 export { AssetResolver, parseTag, TAG_GUIDANCE } from './asset-resolver';

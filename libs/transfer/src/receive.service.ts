@@ -17,6 +17,7 @@ export interface ReceiveAnswer {
   body: Record<string, unknown>;
 }
 
+const MAX_CONCURRENT_RECEIVES = 4;
 const fail = (status: number, error: string, extra: Record<string, unknown> = {}): ReceiveAnswer => ({ status, body: { success: false, error, ...extra } });
 
 /** Largest body the endpoint reads: the base64 of the cap plus the JSON around it. */
@@ -37,6 +38,19 @@ export class ReceiveService {
     private readonly sessions: SessionService,
     private readonly log: TransferLog,
   ) {}
+
+  private active = 0;
+
+  /** A receive slot (release with the returned function), or undefined when MAX_CONCURRENT_RECEIVES are in flight. */
+  acquire(): (() => void) | undefined {
+    if (this.active >= MAX_CONCURRENT_RECEIVES) return undefined;
+    this.active++;
+    let released = false;
+    return () => {
+      if (!released) this.active--;
+      released = true;
+    };
+  }
 
   get maxBodyBytes(): number {
     return maxReceiveBodyBytes(this.settings.config.max_object_bytes);
@@ -86,7 +100,8 @@ export class ReceiveService {
   }
 
   private async inject(runtime: SessionRuntime, name: string, bytes: Buffer, serializer: 'pickle' | 'cloudpickle' | 'dill'): Promise<ReceiveAnswer> {
-    if (runtime.busyJob) return fail(409, `Session '${runtime.record.id}' is busy with job ${runtime.busyJob}; send again when it has finished.`);
+    // Never wait behind a running cell: the sender would time out while the object still lands later.
+    if (runtime.busyJob || runtime.lock.pending > 0) return fail(409, `Session '${runtime.record.id}' is busy running code${runtime.busyJob ? ` (job ${runtime.busyJob})` : ''}; send again when it has finished.`);
     let path: string | undefined;
     try {
       return await runtime.lock.runExclusive(async () => {

@@ -1,7 +1,8 @@
 import { constants, realpathSync } from 'node:fs';
-import { type FileHandle, open, readlink, realpath } from 'node:fs/promises';
-import { isAbsolute, join, normalize, relative, sep } from 'node:path';
+import { type FileHandle, open, unlink } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, normalize, relative, sep } from 'node:path';
 import { InvalidInputError, NotFoundError } from '@stoa/core';
+import type { KernelDirs } from '@stoa/kernel';
 
 /**
  * Checks a relative name an agent gave for a file (reference rules: non-blank, not absolute, no `..` segment,
@@ -21,7 +22,7 @@ export function checkRelativeName(name: string, what = 'name'): string {
 /** True when `child` is `parent` or below it (both absolute, normalised). */
 export function isInside(child: string, parent: string): boolean {
   const rel = relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel) && !rel.startsWith(sep));
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 /** `realpath` that answers undefined for missing paths. */
@@ -35,38 +36,84 @@ export function realpathOrUndefined(p: string): string | undefined {
 
 export interface OpenedFile {
   handle: FileHandle;
-  /** The real path that was opened (no symlinks). */
-  path: string;
   size: number;
   mtimeMs: number;
 }
 
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+const FILE_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+
 /**
- * Opens a regular file `rel` inside `base` for reading so that nothing a kernel wrote — a symlink, a swapped
- * directory, a hard link — can make the server read a file outside `base`: the path is resolved, opened with
- * O_NOFOLLOW, and the descriptor's own path (/proc/self/fd) is checked again after opening.
+ * The components of `path` below `dirname(dirs.base)` (the server-owned sessions directory), or undefined when
+ * `path` is not inside the kernel's base directory.
  */
-export async function openInside(base: string, rel: string): Promise<OpenedFile> {
-  const root = await realpath(base).catch(() => undefined);
-  const missing = () => new NotFoundError(`File '${rel}' not found.`);
-  if (!root) throw missing();
-  const wanted = normalize(join(root, rel));
-  if (!isInside(wanted, root)) throw missing();
-  const real = await realpath(wanted).catch(() => undefined);
-  if (!real || !isInside(real, root)) throw missing();
-  let handle: FileHandle;
+function kernelParts(dirs: KernelDirs, path: string): string[] | undefined {
+  const anchor = dirname(dirs.base);
+  const rel = relative(anchor, normalize(path));
+  const parts = rel.split(sep);
+  if (!rel || isAbsolute(rel) || parts[0] !== basename(dirs.base) || parts.some((p) => !p || p === '.' || p === '..')) return undefined;
+  return parts;
+}
+
+/**
+ * Opens the directory chain `parts` below a server-owned `anchor` one component at a time, each with
+ * O_NOFOLLOW through the previous descriptor — so no symlink or swapped directory a kernel planted is followed.
+ */
+async function openChain(anchor: string, parts: readonly string[]): Promise<FileHandle> {
+  let dir = await open(anchor, constants.O_RDONLY | constants.O_DIRECTORY);
   try {
-    handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch {
-    throw missing();
-  }
-  try {
-    const st = await handle.stat();
-    const actual = await readlink(`/proc/self/fd/${handle.fd}`).catch(() => real);
-    if (!st.isFile() || st.nlink > 1 || !isInside(actual, root)) throw missing();
-    return { handle, path: actual, size: st.size, mtimeMs: st.mtimeMs };
+    for (const p of parts) {
+      const next = await open(`/proc/self/fd/${dir.fd}/${p}`, DIR_FLAGS);
+      await dir.close();
+      dir = next;
+    }
+    return dir;
   } catch (err) {
-    await handle.close();
+    await dir.close();
     throw err;
   }
+}
+
+/**
+ * Opens a regular file the kernel wrote (`path` inside `dirs.base`) for reading, so that nothing the kernel
+ * controls — symlinks, a swapped directory, a hard link to someone else's file — makes the server read outside
+ * the kernel's own files. Missing or refused files answer the same NotFoundError.
+ */
+export async function openKernelFile(dirs: KernelDirs, path: string): Promise<OpenedFile> {
+  const missing = new NotFoundError(`File '${basename(path)}' not found.`);
+  const parts = kernelParts(dirs, path);
+  if (!parts) throw missing;
+  let dir: FileHandle | undefined;
+  let handle: FileHandle | undefined;
+  try {
+    dir = await openChain(dirname(dirs.base), parts.slice(0, -1));
+    handle = await open(`/proc/self/fd/${dir.fd}/${parts[parts.length - 1]}`, FILE_FLAGS);
+    const st = await handle.stat();
+    if (!st.isFile() || st.nlink !== 1 || (dirs.uid !== undefined && st.uid !== dirs.uid)) throw missing;
+    return { handle, size: st.size, mtimeMs: st.mtimeMs };
+  } catch {
+    await handle?.close();
+    throw missing;
+  } finally {
+    await dir?.close();
+  }
+}
+
+/** Deletes a file the kernel wrote (inside `dirs.base`) without following anything the kernel planted. */
+export async function unlinkKernelFile(dirs: KernelDirs, path: string): Promise<void> {
+  const parts = kernelParts(dirs, path);
+  if (!parts) return;
+  const dir = await openChain(dirname(dirs.base), parts.slice(0, -1)).catch(() => undefined);
+  if (!dir) return;
+  try {
+    await unlink(`/proc/self/fd/${dir.fd}/${parts[parts.length - 1]}`).catch(() => undefined);
+  } finally {
+    await dir.close();
+  }
+}
+
+/** A real (not symlinked) directory inside the kernel's base, opened for listing; undefined otherwise. */
+export async function openKernelDir(dirs: KernelDirs, path: string): Promise<FileHandle | undefined> {
+  const parts = kernelParts(dirs, path);
+  return parts ? openChain(dirname(dirs.base), parts).catch(() => undefined) : undefined;
 }

@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { isAppError, type Principal } from '@stoa/core';
 import { SessionService, type SessionRuntime } from '@stoa/sessions';
 import type { ArtifactLinks } from './artifact-links';
 import { type Destination, publishBlob, publishLocal, publishPeer } from './destinations';
-import { checkRelativeName, openInside, type OpenedFile } from './safe-files';
+import { checkRelativeName, openKernelFile, type OpenedFile, unlinkKernelFile } from './safe-files';
 import { TransferLog } from './transfer-log.service';
 import { TRANSFER_SETTINGS, type TransferSettings } from './transfer.settings';
 import { TransferRuntime } from './transfer.runtime';
@@ -73,7 +72,7 @@ export class SendService {
     }
     this.log.transfer({
       id: transferId, owner: principal.id, direction: 'out', kind: dest.kind, peer: dest.name, sessionId: runtime?.record.id ?? null, dataRef, name: dest.kind === 'peer' ? name : logical,
-      sizeBytes: sent?.size ?? null, serializer: sent?.serializer ?? null, success: !error, error: error ?? null, remoteUri: sent?.remote ?? null, durationMs: Math.round(performance.now() - started),
+      sizeBytes: sent?.size ?? null, serializer: sent?.serializer ?? null, success: !error, error: error ?? null, remoteUri: sent ? (dest.kind === 'user' ? withoutToken(sent.remote) : sent.remote) : null, durationMs: Math.round(performance.now() - started),
     });
     if (error || !sent) return { success: false, error: error ?? 'send failed', transfer_id: transferId };
     this.logger.log({ transfer: transferId, to: dest.name, bytes: sent.size }, dest.kind === 'peer' ? 'object_sent' : 'artifact_published');
@@ -111,7 +110,7 @@ export class SendService {
           return r.found ? { dir, file, serializer: r.serializer ?? 'pickle' } : undefined;
         });
       }
-      if (pickled) file = await openInside(pickled.dir, pickled.file).catch(() => undefined);
+      if (pickled) file = await openKernelFile(runtime.dirs, join(pickled.dir, pickled.file)).catch(() => undefined);
       if (!file) {
         if (dest.kind === 'user' && isIdentifier(dataRef) && !(await this.outputFile(runtime, dataRef))) {
           throw new SendError(`Cannot send '${dataRef}' to 'user': artifact must be a file in AGORA_OUTPUT_DIR (not a kernel variable) for GUI download.`);
@@ -144,7 +143,7 @@ export class SendService {
       }
     } finally {
       await file?.handle.close();
-      if (pickled) await rm(join(pickled.dir, pickled.file), { force: true });
+      if (pickled) await unlinkKernelFile(runtime.dirs, join(pickled.dir, pickled.file));
     }
   }
 
@@ -156,7 +155,12 @@ export class SendService {
     } catch {
       return undefined;
     }
-    return openInside(runtime.outputDir, rel).catch(() => undefined);
+    return openKernelFile(runtime.dirs, join(runtime.outputDir, rel)).catch(() => undefined);
   }
 }
 
+
+/** A download link as the admin log keeps it: the capability token is not stored. */
+function withoutToken(url: string): string {
+  return url.replace(/\/artifacts\/([^/]+)\/[^/]+\//, '/artifacts/$1/[token]/');
+}

@@ -48,6 +48,7 @@ export class TransferRuntime implements OnModuleInit, OnApplicationShutdown {
       blobs: () => [this.blob, this.catalogBlob].filter((b): b is BlobStore => !!b),
       resolveId: this.catalog ? (id) => this.catalog!.storageUri(id) : undefined,
       maxBytes: c.assets.max_bytes,
+      privateContainers: () => (pub.blob ? [pub.blob.container] : []),
     });
     this.inputs = new CodeInputs(this.assets, this.handles, c.handles.ttl_hours);
   }
