@@ -151,6 +151,19 @@ describe('send, download links and object transfer', () => {
     expect(check.stdout).toBe(`66 {'c': None} 3/7 (1310720,) ${(local.stdout as string).trim()}\n`);
   });
 
+  it('an instance of a class defined in a cell travels by value when the kernel has cloudpickle or dill', async () => {
+    const target = await execBeta(b, 'pass');
+    const src = await exec(a, 'class Point:\n    def __init__(self, x, y):\n        self.x, self.y = x, y\n    def norm(self):\n        return (self.x ** 2 + self.y ** 2) ** 0.5\npt = Point(3, 4)');
+    const r = await send({ data_ref: 'pt', to: 'beta', session_id: target.session_id, execution_session_id: src.session_id });
+    if (r.serializer === 'pickle') {
+      // Plain pickle sends the class by reference: the peer says what is missing and what to do.
+      expect(r).toMatchObject({ success: false, error: expect.stringContaining("Can't get attribute 'Point'") });
+    } else {
+      expect(r).toMatchObject({ success: true, serializer: expect.stringMatching(/^(cloudpickle|dill)$/) });
+      expect((await execBeta(b, 'print(type(pt).__name__, pt.norm())', target.session_id as string)).stdout).toBe('Point 5.0\n');
+    }
+  });
+
   it('without session_id the object lands in the caller\'s oldest session on the peer', async () => {
     const sessions = (await b.call('beta_list_sessions', {})).json as { sessions: { session_id: string }[] };
     const src = await exec(a, 'hello = "world"');
