@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { z } from 'zod';
 import { isAppError } from '@stoa/core';
 import { defineTool, integer, type ToolDefinition } from '@stoa/mcp';
@@ -31,6 +32,8 @@ async function orError<T>(work: () => Promise<T>): Promise<T | { error: string }
   }
 }
 
+const logger = new Logger('CatalogTools');
+
 /**
  * The four catalog tools (reference §1.10), with fixed names. `executeTool` names the code tool in descriptions.
  * query_catalog is left out where the service cannot run it (PostgreSQL without `catalog.query_role`).
@@ -53,7 +56,12 @@ export function catalogTools(catalog: CatalogService, opts: { executeTool?: stri
         top: integer().min(1).max(MAX_SEARCH_TOP).default(10).describe('Most results to return'),
       }),
       annotations: { readOnlyHint: true, openWorldHint: false },
-      handler: async ({ query, domain, source_type, top }) => (await catalog.search(query, { domain, source_type, top })).map(view),
+      handler: async ({ query, domain, source_type, top }, ctx) => {
+        const hits = (await catalog.search(query, { domain, source_type, top })).map(view);
+        // The reference's `data_searched` activity event (§9.2), as a structured log line.
+        logger.log({ type: 'data_searched', query, matched_artifacts: hits.length, principal: ctx.principal.id }, `search data '${query}' → ${hits.length} dataset(s)`);
+        return hits;
+      },
     }),
     defineTool({
       name: 'get_artifact',

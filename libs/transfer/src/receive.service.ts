@@ -85,7 +85,9 @@ export class ReceiveService {
       sizeBytes: bytes.length, serializer: typeof answer.body.serializer === 'string' ? answer.body.serializer : null, success: answer.status === 200,
       error: answer.status === 200 ? null : String(answer.body.error), remoteUri: null, durationMs: Math.round(performance.now() - started),
     });
-    this.logger.log({ transfer: transferId, source, session: target.record.id, bytes: bytes.length, status: answer.status }, 'object_received');
+    const event = { type: 'object_received', server: this.settings.serverName, transfer_id: transferId, variable_name: name, source_server: source, session_id: target.record.id, size_bytes: bytes.length, success: answer.status === 200 };
+    if (answer.status === 200) this.logger.log(event, 'object_received');
+    else this.logger.warn({ ...event, error: answer.body.error }, 'object_received');
     return answer;
   }
 

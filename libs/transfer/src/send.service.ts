@@ -74,8 +74,14 @@ export class SendService {
       id: transferId, owner: principal.id, direction: 'out', kind: dest.kind, peer: dest.name, sessionId: runtime?.record.id ?? null, dataRef, name: dest.kind === 'peer' ? name : logical,
       sizeBytes: sent?.size ?? null, serializer: sent?.serializer ?? null, success: !error, error: error ?? null, remoteUri: sent ? (dest.kind === 'user' ? withoutToken(sent.remote) : sent.remote) : null, durationMs: Math.round(performance.now() - started),
     });
-    if (error || !sent) return { success: false, error: error ?? 'send failed', transfer_id: transferId };
-    this.logger.log({ transfer: transferId, to: dest.name, bytes: sent.size }, dest.kind === 'peer' ? 'object_sent' : 'artifact_published');
+    // The reference's activity events (§9.2), as structured log lines; the admin API has the same records.
+    const type = dest.kind === 'peer' ? 'object_sent' : 'artifact_published';
+    const event = { type, server: this.settings.serverName, transfer_id: transferId, data_ref: dataRef, destination: dest.name, name, session_id: runtime?.record.id, success: !error, size_bytes: sent?.size };
+    if (error || !sent) {
+      this.logger.warn({ ...event, error }, type);
+      return { success: false, error: error ?? 'send failed', transfer_id: transferId };
+    }
+    this.logger.log(event, type);
     return {
       success: true, data_ref: dataRef, destination: dest.name, name: dest.kind === 'peer' ? name : logical, remote_uri: sent.remote, transfer_id: transferId, size_bytes: sent.size,
       ...(sent.serializer ? { serializer: sent.serializer } : {}), ...(sent.expires_at ? { expires_at: sent.expires_at } : {}),
