@@ -109,6 +109,7 @@ describe('kernel behaviour through MCP', () => {
       { name: 'table.csv', size_bytes: 8, mime_type: 'text/csv' },
     ]);
     expect(r.note).toContain('2 file(s) saved to AGORA_OUTPUT_DIR: plots/fig.png, table.csv');
+    expect(r.note).toContain('demo_send(data_ref="plots/fig.png", to="user")');
     const again = await exec('1 + 1', { execution_session_id: r.session_id });
     expect(again.artifacts).toEqual([]);
     expect(again.note).toBeUndefined();

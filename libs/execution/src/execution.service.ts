@@ -113,7 +113,7 @@ export class ExecutionService {
       }
       const result = await run;
       this.sessions.touch(runtime);
-      return { ...withArtifacts(shapeResult(result, timeoutS, this.captureChars(), this.settings.interruptGraceMs), result.artifacts), ...base };
+      return { ...withArtifacts(shapeResult(result, timeoutS, this.captureChars(), this.settings.interruptGraceMs), result.artifacts, this.settings.serverName), ...base };
     } finally {
       origin.signal?.removeEventListener('abort', cancel);
     }
@@ -178,7 +178,7 @@ export class ExecutionService {
     const jobs = this.jobs as JobService;
     try {
       const result = await run;
-      const shaped = withArtifacts(shapeResult(result, timeoutS, this.captureChars(), this.settings.interruptGraceMs), result.artifacts);
+      const shaped = withArtifacts(shapeResult(result, timeoutS, this.captureChars(), this.settings.interruptGraceMs), result.artifacts, this.settings.serverName);
       const closed = runtime.record.status !== SessionStatus.active;
       const error = closed ? `Session ${runtime.record.id} was closed while job ${jobId} was running` : jobError(shaped);
       await jobs.finish(jobId, { status: shaped.success && !closed ? JobStatus.completed : JobStatus.failed, error, result: { ...shaped, session_id: runtime.record.id } });
@@ -218,6 +218,6 @@ function jobError(r: { success: boolean; stderr: string; kernel_restarted?: bool
 export { FAILED };
 
 /** Files the run wrote, and the reference's note when it succeeded with some. */
-function withArtifacts<R extends { success: boolean; artifacts: Artifact[]; note?: string }>(shaped: R, artifacts: Artifact[]): R {
-  return { ...shaped, artifacts, ...(shaped.success && artifacts.length ? { note: artifactNote(artifacts) } : {}) };
+function withArtifacts<R extends { success: boolean; artifacts: Artifact[]; note?: string }>(shaped: R, artifacts: Artifact[], server: string): R {
+  return { ...shaped, artifacts, ...(shaped.success && artifacts.length ? { note: artifactNote(artifacts, server) } : {}) };
 }

@@ -71,8 +71,12 @@ export async function changedArtifacts(dirs: KernelDirs, before: OutputSnapshot)
   return out.sort((a, b) => a.name.localeCompare(b.name));
 }
 
-/** The result's `note` when files were written (reference §1.2). */
-export function artifactNote(artifacts: readonly Artifact[]): string {
+/** The result's `note` when files were written (reference §1.2): where they are and how to share them. */
+export function artifactNote(artifacts: readonly Artifact[], server: string): string {
   const names = artifacts.map((a) => a.name).join(', ');
-  return `${artifacts.length} file(s) saved to AGORA_OUTPUT_DIR: ${names}. They stay in this session's output directory (agora_output('name') gives the path) until the session ends.`;
+  const first = artifacts[0]?.name ?? 'filename';
+  return (
+    `${artifacts.length} file(s) saved to AGORA_OUTPUT_DIR: ${names}. ` +
+    `Use ${server}_send(data_ref="${first}", to="user") for a shareable download link; the files stay in this session's output directory until the session ends.`
+  );
 }
