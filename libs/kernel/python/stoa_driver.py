@@ -6,7 +6,6 @@ os.write, child processes) is captured by the host. Each execution ends with a n
 both fd 1 and fd 2 so the host knows every byte of that execution has arrived.
 """
 import ast
-import base64
 import ctypes
 import io
 import json
@@ -19,7 +18,8 @@ import traceback
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import stoa_transfer  # noqa: E402 - beside this file; the driver's only eager sibling import
+import stoa_transfer  # noqa: E402 - beside this file
+from stoa_display import Displays  # noqa: E402
 sys.path.pop(0)
 
 CMD_FD = int(os.environ.pop("STOA_CMD_FD", "3"))
@@ -28,7 +28,6 @@ CTL_FD = int(os.environ.pop("STOA_CTL_FD", "5"))
 REAP_STRAYS = os.environ.pop("STOA_REAP_STRAYS", "") == "1"
 HANDLE_DIR = os.environ.pop("STOA_HANDLE_DIR", "")
 HANDLE_MAX_BYTES = os.environ.pop("STOA_HANDLE_MAX_BYTES", "")
-MAX_DISPLAY_BYTES = 5 * 1024 * 1024
 
 _in_user_code = False
 
@@ -125,50 +124,6 @@ def _die_with_parent():
                     os._exit(1)
 
     threading.Thread(target=watch, name="stoa-parent-watch", daemon=True).start()
-
-
-class Displays(object):
-    """Collects PNG/SVG displays of one execution (never HTML)."""
-
-    def __init__(self):
-        self.items = []
-        self.size = 0
-
-    def add(self, mime, data, metadata=None):
-        size = len(data)
-        if self.size + size > MAX_DISPLAY_BYTES:
-            return
-        self.size += size
-        self.items.append({"mime_type": mime, "data": data, "metadata": metadata or {}})
-
-    def add_object(self, obj):
-        png = getattr(obj, "_repr_png_", None)
-        if callable(png):
-            raw = png()
-            if raw:
-                self.add("image/png", base64.b64encode(raw).decode("ascii"))
-                return True
-        svg = getattr(obj, "_repr_svg_", None)
-        if callable(svg):
-            raw = svg()
-            if raw:
-                self.add("image/svg+xml", raw)
-                return True
-        return False
-
-    def capture_matplotlib(self):
-        plt = sys.modules.get("matplotlib.pyplot")
-        if plt is None:
-            return
-        try:
-            for num in plt.get_fignums():
-                fig = plt.figure(num)
-                buf = io.BytesIO()
-                fig.savefig(buf, format="png", bbox_inches="tight")
-                self.add("image/png", base64.b64encode(buf.getvalue()).decode("ascii"))
-            plt.close("all")
-        except Exception:
-            pass
 
 
 class Driver(object):
