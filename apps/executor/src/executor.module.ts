@@ -23,6 +23,7 @@ import { CatalogController, CatalogDocument } from './catalog.controller';
 import { HealthController } from './health.controller';
 import { McpController } from './mcp.controller';
 import { AdminTransfersController } from './admin-transfers.controller';
+import { AdminCatalogController } from './admin-catalog.controller';
 import { TransferController } from './transfer.controller';
 
 /** The executor: one domain server with kernels, sessions and the MCP surface. */
@@ -87,7 +88,7 @@ export class ExecutorModule {
           interruptGraceMs: c.execution.interrupt_grace_seconds * 1000,
         }),
       ],
-      controllers: [HealthController, McpController, AdminController, AdminJobsController, AdminTransfersController, CatalogController, TransferController],
+      controllers: [HealthController, McpController, AdminController, AdminJobsController, AdminTransfersController, AdminCatalogController, CatalogController, TransferController],
       providers: [{ provide: EXECUTOR_SETTINGS, useValue: s }, ExecutorMcpService, CatalogDocument, OpenApiDocument, BatchProcessor, JobTasks],
     };
   }

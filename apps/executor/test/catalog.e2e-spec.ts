@@ -62,6 +62,14 @@ describe('data catalog tools and their load_path tags', () => {
     expect(((await c.call('query_catalog', { sql: 'SELECT * FROM sessions' })).json as { error: string }).error).toBeTruthy();
   });
 
+  it('POST /admin/v1/catalog/reindex picks up new files without a restart', async () => {
+    writeFileSync(join(data, 'solar', 'inverters.csv'), 'id\n1\n');
+    const res = await fetch(`${ex.url}/admin/v1/catalog/reindex`, { method: 'POST' });
+    expect(await res.json()).toEqual({ success: true, indexed: 1 });
+    const hits = (await c.call('search_data', { query: 'inverters' })).json as unknown as { name: string }[];
+    expect(hits[0]?.name).toBe('inverters.csv');
+  });
+
   it('load_path tags from the catalog load in code: local files and blobs', async () => {
     const pv = ((await c.call('search_data', { query: 'photovoltaic' })).json as unknown as { load_path: string }[])[0]?.load_path as string;
     const grid = ((await c.call('search_data', { query: 'grid load' })).json as unknown as { load_path: string }[])[0]?.load_path as string;
