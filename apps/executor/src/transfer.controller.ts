@@ -7,7 +7,7 @@ import { basename, join } from 'node:path';
 import { CurrentPrincipal, Public } from '@stoa/auth';
 import type { Principal } from '@stoa/core';
 import { SessionService } from '@stoa/sessions';
-import { checkRelativeName, openKernelFile, ReceiveService, TransferRuntime } from '@stoa/transfer';
+import { BodyError, checkRelativeName, openKernelFile, ReceiveService, TransferRuntime } from '@stoa/transfer';
 
 const NOT_FOUND = { error: 'artifact not found' };
 
@@ -55,30 +55,34 @@ export class TransferController {
   @Post('object-transfer/receive')
   async receive(@CurrentPrincipal() principal: Principal, @Req() req: Request, @Res() res: Response): Promise<void> {
     const max = this.receiver.maxBodyBytes;
-    const tooBig = () => {
-      res.status(413).setHeader('connection', 'close');
-      res.json({ success: false, error: 'Payload exceeds maximum transfer size' });
-      req.destroy();
+    // An answer before the whole body arrived closes the connection once the answer is out.
+    const answer = (status: number, body: Record<string, unknown>) => {
+      if (!req.readableEnded) {
+        res.setHeader('connection', 'close');
+        res.on('finish', () => req.destroy());
+      }
+      res.status(status).json(body);
     };
+    const tooBig = () => answer(413, { success: false, error: 'Payload exceeds maximum transfer size' });
     if (Number(req.headers['content-length'] ?? NaN) > max) return tooBig();
-    // Bodies are held in memory while they are decoded: only a few at once per process.
+    // Each receipt decodes to disk and then occupies a kernel: only a few at once per process.
     const slot = this.receiver.acquire();
     if (!slot) {
-      res.status(503).setHeader('retry-after', '5');
-      res.json({ success: false, error: 'This server is receiving too many objects at once. Retry in a few seconds.' });
-      req.destroy();
-      return;
+      res.setHeader('retry-after', '5');
+      return answer(503, { success: false, error: 'This server is receiving too many objects at once. Retry in a few seconds.' });
     }
     try {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of req as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > max) return tooBig();
-        chunks.push(chunk);
-      }
-      const answer = await this.receiver.receive(principal, Buffer.concat(chunks, size));
-      res.status(answer.status).json(answer.body);
+      // The body is decoded as it arrives (never held whole); more than the cap ends the request with 413.
+      const limited = async function* (): AsyncGenerator<Buffer> {
+        let size = 0;
+        for await (const chunk of req as AsyncIterable<Buffer>) {
+          size += chunk.length;
+          if (size > max) throw new BodyError(413, 'Payload exceeds maximum transfer size');
+          yield chunk;
+        }
+      };
+      const result = await this.receiver.receive(principal, limited());
+      answer(result.status, result.body);
     } finally {
       slot();
     }

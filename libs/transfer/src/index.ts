@@ -24,6 +24,7 @@ export { TransferRuntime } from './transfer.runtime';
 export { SendService, isIdentifier, type SendInput, type SendResult } from './send.service';
 export { sendTool } from './send.tool';
 export { ReceiveService, maxReceiveBodyBytes, type ReceiveAnswer } from './receive.service';
+export { BodyError, TransferBodyParser, type ParsedTransferBody } from './transfer-body';
 export { TransferLog, type RecordFilter, type TransferEvent } from './transfer-log.service';
 export { ArtifactEntity, TransferEntity } from './transfer.entities';
 export { TRANSFER_MIGRATIONS } from './transfer.migrations';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Principal } from '@stoa/core';
@@ -8,7 +8,7 @@ import { asSerializer } from './code-inputs';
 import { giveFile, kernelDir } from './kernel-files';
 import { isIdentifier } from './send.service';
 import { TransferLog } from './transfer-log.service';
-import { isBase64, parseTransferBody } from './transfer-body';
+import { BodyError, type ParsedTransferBody, TransferBodyParser } from './transfer-body';
 import { TRANSFER_SETTINGS, type TransferSettings } from './transfer.settings';
 
 /** An HTTP answer of the receive endpoint (reference §6.5). */
@@ -56,18 +56,39 @@ export class ReceiveService {
     return maxReceiveBodyBytes(this.settings.config.max_object_bytes);
   }
 
-  async receive(principal: Principal | undefined, raw: Buffer): Promise<ReceiveAnswer> {
-    const body = parseTransferBody(raw);
-    if (!body) return fail(400, 'Invalid JSON body');
-    const { variable_name: name, data } = body;
-    if (typeof name !== 'string' || typeof data !== 'string') return fail(400, "'variable_name' and 'data' must be strings");
-    if (!name || !data) return fail(400, "Missing required fields: 'variable_name' and 'data'");
+  /**
+   * Reads a body as it streams in (the base64 is decoded straight into a file; at most `maxBodyBytes`), then
+   * validates and loads it into the target session's kernel. The temporary file is always removed.
+   */
+  async receive(principal: Principal | undefined, body: AsyncIterable<Buffer>): Promise<ReceiveAnswer> {
+    const incoming = join(this.settings.dataDir, 'inbox', '.receiving');
+    await mkdir(incoming, { recursive: true, mode: 0o700 });
+    const file = join(incoming, `recv-${randomBytes(8).toString('hex')}.pkl`);
+    const parser = new TransferBodyParser(file, this.settings.config.max_object_bytes);
+    try {
+      let parsed: ParsedTransferBody;
+      try {
+        for await (const chunk of body) await parser.write(chunk);
+        parsed = await parser.end();
+      } catch (err) {
+        await parser.abort();
+        if (err instanceof BodyError) return fail(err.status, err.message);
+        throw err;
+      }
+      return await this.accept(principal, parsed, file);
+    } finally {
+      await rm(file, { force: true });
+    }
+  }
+
+  private async accept(principal: Principal | undefined, parsed: ParsedTransferBody, file: string): Promise<ReceiveAnswer> {
+    const body = parsed.fields;
+    const name = body.variable_name;
+    if (typeof name !== 'string' || !parsed.dataIsString) return fail(400, "'variable_name' and 'data' must be strings");
+    if (!name || !parsed.dataChars) return fail(400, "Missing required fields: 'variable_name' and 'data'");
     if (!isIdentifier(name)) return fail(400, `Invalid Python variable name: '${name}'`);
-    const max = this.settings.config.max_object_bytes;
-    if (data.length > Math.ceil((max * 4) / 3) + 4) return fail(413, 'Payload exceeds maximum transfer size');
-    if (!isBase64(data)) return fail(400, `Invalid base64 data: ${data.length % 4 ? 'Incorrect padding' : 'Non-base64 digit found'}`);
-    const bytes = Buffer.from(data, 'base64');
-    if (bytes.length > max) return fail(413, 'Decoded payload exceeds maximum transfer size');
+    if (parsed.base64Error) return fail(400, parsed.base64Error);
+    const size = parsed.decodedBytes;
     if (!principal) return fail(401, 'Authentication required');
     const meta = (body.metadata && typeof body.metadata === 'object' ? body.metadata : {}) as Record<string, unknown>;
     const source = typeof meta.source_server === 'string' ? meta.source_server : 'unknown';
@@ -79,13 +100,13 @@ export class ReceiveService {
     const target = this.target(principal, sid);
     if ('status' in target) return target;
     const started = performance.now();
-    const answer = await this.inject(target, name, bytes, serializer);
+    const answer = await this.inject(target, name, file, size, serializer);
     this.log.transfer({
       id: transferId, owner: principal.id, direction: 'in', kind: 'peer', peer: source.slice(0, 200), sessionId: target.record.id, dataRef: name, name,
-      sizeBytes: bytes.length, serializer: typeof answer.body.serializer === 'string' ? answer.body.serializer : null, success: answer.status === 200,
+      sizeBytes: size, serializer: typeof answer.body.serializer === 'string' ? answer.body.serializer : null, success: answer.status === 200,
       error: answer.status === 200 ? null : String(answer.body.error), remoteUri: null, durationMs: Math.round(performance.now() - started),
     });
-    const event = { type: 'object_received', server: this.settings.serverName, transfer_id: transferId, variable_name: name, source_server: source, session_id: target.record.id, size_bytes: bytes.length, success: answer.status === 200 };
+    const event = { type: 'object_received', server: this.settings.serverName, transfer_id: transferId, variable_name: name, source_server: source, session_id: target.record.id, size_bytes: size, success: answer.status === 200 };
     if (answer.status === 200) this.logger.log(event, 'object_received');
     else this.logger.warn({ ...event, error: answer.body.error }, 'object_received');
     return answer;
@@ -101,7 +122,7 @@ export class ReceiveService {
     return fail(404, `Session '${sid}' not found`);
   }
 
-  private async inject(runtime: SessionRuntime, name: string, bytes: Buffer, serializer: 'pickle' | 'cloudpickle' | 'dill'): Promise<ReceiveAnswer> {
+  private async inject(runtime: SessionRuntime, name: string, received: string, size: number, serializer: 'pickle' | 'cloudpickle' | 'dill'): Promise<ReceiveAnswer> {
     // Never wait behind a running cell: the sender would time out while the object still lands later.
     if (runtime.busyJob || runtime.lock.pending > 0) return fail(409, `Session '${runtime.record.id}' is busy running code${runtime.busyJob ? ` (job ${runtime.busyJob})` : ''}; send again when it has finished.`);
     let path: string | undefined;
@@ -109,7 +130,7 @@ export class ReceiveService {
       return await runtime.lock.runExclusive(async () => {
         const { kernel } = await this.sessions.kernelFor(runtime);
         path = join(await kernelDir(runtime.dirs, 'in'), `recv-${randomBytes(8).toString('hex')}.pkl`);
-        await writeFile(path, bytes, { mode: 0o600 });
+        await rename(received, path); // same file system: the inbox
         await giveFile(path, runtime.dirs);
         const r = await kernel.load(name, path, serializer, this.settings.config.kernel_timeout_seconds * 1000);
         this.sessions.touch(runtime);
@@ -119,7 +140,7 @@ export class ReceiveService {
             : {};
           return fail(500, `Kernel injection failed: ${r.error}`, hint);
         }
-        return { status: 200, body: { success: true, variable_name: name, session_id: runtime.record.id, size_bytes: bytes.length, serializer } };
+        return { status: 200, body: { success: true, variable_name: name, session_id: runtime.record.id, size_bytes: size, serializer } };
       });
     } catch (err) {
       return fail(500, `Failed to import object: ${(err as Error).message}`);

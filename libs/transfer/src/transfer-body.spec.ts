@@ -1,38 +1,66 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isBase64, parseTransferBody } from './transfer-body';
+import { BodyError, TransferBodyParser } from './transfer-body';
 
-const parse = (s: string) => parseTransferBody(Buffer.from(s));
+const dir = mkdtempSync(join(tmpdir(), 'stoa-body-'));
+let n = 0;
 
-describe('parseTransferBody', () => {
-  it('answers like JSON.parse for our layout and the reference (Python) layout', () => {
+/** Feeds `body` in chunks of `size` bytes; the parsed fields and the decoded file, or the BodyError. */
+async function parse(body: string | Buffer, size = 7, max = 1024) {
+  const file = join(dir, `d${n++}`);
+  const p = new TransferBodyParser(file, max);
+  const buf = Buffer.isBuffer(body) ? body : Buffer.from(body);
+  try {
+    for (let i = 0; i < buf.length; i += size) await p.write(buf.subarray(i, i + size));
+    const r = await p.end();
+    return { ...r, bytes: r.dataIsString ? readFileSync(file) : undefined };
+  } catch (err) {
+    await p.abort();
+    if (err instanceof BodyError) return { status: err.status, error: err.message };
+    throw err;
+  }
+}
+
+describe('TransferBodyParser', () => {
+  const data = Buffer.from('hello, transfer!').toString('base64');
+
+  it.each([1, 3, 7, 1000])('parses our layout and the reference layout in %i-byte chunks', async (size) => {
     for (const body of [
-      { variable_name: 'x', metadata: { source_server: 'a' }, session_id: 's', data: 'AAAA' },
-      { variable_name: 'x', data: 'QUJD', metadata: { transfer_id: 't' } },
+      { variable_name: 'x', metadata: { source_server: 'a', nested: [1, { b: '}' }] }, session_id: 's', data },
+      { variable_name: 'x', data, metadata: { transfer_id: 't', note: 'a "data": "zz" lookalike' } },
     ]) {
-      expect(parse(JSON.stringify(body))).toEqual(body);
-      expect(parse(JSON.stringify(body, null, 2))).toEqual(body);
+      const r = await parse(JSON.stringify(body, null, size === 3 ? 2 : undefined), size);
+      const fields = Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'data'));
+      expect(r).toMatchObject({ fields, dataIsString: true, dataChars: data.length, decodedBytes: 16 });
+      expect((r as { bytes?: Buffer }).bytes?.toString()).toBe('hello, transfer!');
     }
   });
 
-  it('falls back to a full parse when "data" also appears elsewhere or holds escapes', () => {
-    const tricky = { variable_name: 'x', metadata: { note: '"data":"zzzz"' }, data: 'QUJD' };
-    expect(parse(JSON.stringify(tricky))).toEqual(tricky);
-    const nested = { variable_name: 'x', metadata: { data: 'AAAA' }, data: 'QUJD' };
-    expect(parse(JSON.stringify(nested))).toEqual(nested);
-    expect(parse('{"variable_name":"x","data":"QU\\u004aD"}')).toEqual({ variable_name: 'x', data: 'QUJD' });
-    expect(parse('{"variable_name":"x","data":12}')).toEqual({ variable_name: 'x', data: 12 });
+  it('accepts JSON-escaped slashes in data and scalars of every kind in other fields', async () => {
+    const b64 = Buffer.from([0xff, 0xff, 0xfe]).toString('base64'); // "///+"
+    const r = await parse(`{"variable_name":"v","n":12.5,"t":true,"z":null,"data":"${b64.replace(/\//g, '\\/')}"}`, 2);
+    expect(r).toMatchObject({ fields: { variable_name: 'v', n: 12.5, t: true, z: null }, dataIsString: true });
+    expect([...((r as { bytes?: Buffer }).bytes ?? [])]).toEqual([0xff, 0xff, 0xfe]);
   });
 
-  it('refuses what is not a JSON object', () => {
-    expect(parse('{nope')).toBeUndefined();
-    expect(parse('[1]')).toBeUndefined();
-    expect(parse('{"data":"AAAA"')).toBeUndefined();
+  it('reports a non-string data field as such', async () => {
+    expect(await parse('{"variable_name":"v","data":12}')).toMatchObject({ fields: { variable_name: 'v', data: 12 }, dataIsString: false });
+    expect(await parse('{}')).toMatchObject({ fields: {}, dataIsString: false });
   });
-});
 
-describe('isBase64', () => {
-  it('accepts strict standard base64 only', () => {
-    for (const ok of ['', 'QUJD', 'QUI=', 'QQ==', 'ab+/']) expect({ ok, v: isBase64(ok) }).toEqual({ ok, v: true });
-    for (const bad of ['QUJ', 'Q===', 'QU=D', '=QUJ', 'QU-_', 'QU J', 'QQ=A']) expect({ bad, v: isBase64(bad) }).toEqual({ bad, v: false });
+  it('refuses bad JSON, bad base64 and oversized bodies with the reference answers', async () => {
+    for (const bad of ['{nope', '[1]', '{"data":"QUJD"', '{"a":1,}', '{"a":1} x', '{"data":"QUJD","data":"QUJD"}']) {
+      expect({ bad, r: await parse(bad) }).toEqual({ bad, r: { status: 400, error: 'Invalid JSON body' } });
+    }
+    // Base64 problems are reported after the field checks (reference order), not thrown.
+    for (const [data, why] of [['QU J', 'Non-base64 digit found'], ['QUJ', 'Incorrect padding'], ['QQ==QUJD', 'Incorrect padding'], ['QQ=A', 'Incorrect padding'], ['\\u0041AAA', 'Non-base64 digit found']]) {
+      expect({ data, r: await parse(`{"data":"${data}","variable_name":"v"}`) }).toMatchObject({ data, r: { fields: { variable_name: 'v' }, dataIsString: true, base64Error: `Invalid base64 data: ${why}` } });
+    }
+    const big = Buffer.alloc(801).toString('base64'); // within the character bound, one byte over when decoded
+    expect(await parse(`{"data":"${big}"}`, 64, 800)).toEqual({ status: 413, error: 'Decoded payload exceeds maximum transfer size' });
+    const huge = Buffer.alloc(3000).toString('base64');
+    expect(await parse(`{"data":"${huge}"}`, 64, 800)).toEqual({ status: 413, error: 'Payload exceeds maximum transfer size' });
   });
 });
