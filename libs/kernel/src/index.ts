@@ -33,6 +33,6 @@ export { OutputCapture } from './output-capture';
 export { SANDBOX_ENV, sandboxConfigSchema, codeScreenOn, needsNamespaces, type SandboxConfig } from './sandbox.config';
 export { Sandbox, type KernelDirs, type LaunchSpec } from './sandbox';
 /** Kernel-side transfer files: where stash() writes handles, and handing host-written files to a kernel. */
-export { giveToKernel, stashDir } from './sandbox';
+export { giveToKernel, kernelDirs, prepareDirs, stashDir } from './sandbox';
 /** Warm pool. */
 export { type KernelLease, type PoolStatus } from './kernel-pool';

@@ -23,6 +23,7 @@ export interface HandleSettings {
   ttlMs: number;
   maxBytes: number;
   maxBytesPerOwner: number;
+  maxCountPerOwner: number;
 }
 
 /**
@@ -109,15 +110,17 @@ export class HandleStore {
     return dir;
   }
 
-  /** Oldest handles go first when an owner keeps more than the per-owner budget. */
+  /** Oldest handles go first when an owner keeps more than the per-owner byte or count budget. */
   private async enforceQuota(dir: string): Promise<void> {
     const files = (await readdir(dir)).filter((f) => f.endsWith('.pkl'));
     const sized = await Promise.all(files.map(async (f) => ({ id: f.slice(0, -4), st: await stat(join(dir, f)) })));
     sized.sort((a, b) => a.st.mtimeMs - b.st.mtimeMs);
     let total = sized.reduce((n, f) => n + f.st.size, 0);
+    let count = sized.length;
     for (const f of sized) {
-      if (total <= this.s.maxBytesPerOwner) break;
+      if (total <= this.s.maxBytesPerOwner && count <= this.s.maxCountPerOwner) break;
       total -= f.st.size;
+      count--;
       await this.drop(dir, f.id);
     }
   }

@@ -29,6 +29,8 @@ export const transferConfigSchema = z
         max_bytes: positiveInt.default(100 * MiB),
         /** Total bytes of handles one owner may keep (oldest are evicted beyond it). */
         max_bytes_per_owner: positiveInt.default(1024 * MiB),
+        /** Handles one owner may keep (oldest are evicted beyond it). */
+        max_count_per_owner: positiveInt.default(10_000),
       })
       .prefault({}),
     assets: z

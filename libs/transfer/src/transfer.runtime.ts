@@ -41,7 +41,7 @@ export class TransferRuntime implements OnModuleInit, OnApplicationShutdown {
       if (this.destinations.some((d) => d.name === peer.name)) continue; // registered publishers win (reference §6.2)
       this.destinations.push({ kind: 'peer', name: peer.name, peer, credentials: peerCredentials(peer, s.ownAudiences) });
     }
-    this.handles = new HandleStore({ dir: join(s.dataDir, 'handles'), ttlMs: c.handles.ttl_hours * 3_600_000, maxBytes: c.handles.max_bytes, maxBytesPerOwner: c.handles.max_bytes_per_owner });
+    this.handles = new HandleStore({ dir: join(s.dataDir, 'handles'), ttlMs: c.handles.ttl_hours * 3_600_000, maxBytes: c.handles.max_bytes, maxBytesPerOwner: c.handles.max_bytes_per_owner, maxCountPerOwner: c.handles.max_count_per_owner });
     const configured = [join(s.dataDir, 'datasets'), ...c.assets.roots.map((r) => resolve(r))];
     this.assets = new AssetResolver({
       roots: () => [...configured, ...(this.catalog?.roots() ?? [])].map(real).filter((r): r is string => !!r),
