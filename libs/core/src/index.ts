@@ -13,4 +13,4 @@ export { Mutex } from './mutex';
 /** Structured logging (pino) with access logs and redaction. */
 export { accessLog, LoggingModule, REDACTED_PATHS } from './logging.module';
 /** Python repr of JSON values. */
-export { pyRepr } from './python';
+export { isPyIdentifier, pyRepr } from './python';

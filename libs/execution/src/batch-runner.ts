@@ -1,18 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InvalidInputError, pyRepr } from '@stoa/core';
+import { InvalidInputError, isPyIdentifier, pyRepr } from '@stoa/core';
 import { JobStatus } from '@stoa/jobs';
 import { KernelService } from '@stoa/kernel';
 import { EXECUTION_SETTINGS, ExecutionService, type ExecutionSettings } from './execution.service';
 import type { ExecuteResult } from './execution.types';
 import { emptyResult, shapeResult } from './result-shape';
-
-const PY_KEYWORDS = new Set('False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield'.split(' '));
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-/** A non-keyword Python identifier. */
-export function isPyIdentifier(name: string): boolean {
-  return IDENT.test(name) && !PY_KEYWORDS.has(name);
-}
 
 /** Validates parallel_execute inputs (reference §5.1) and returns each item's code. */
 export function batchItemCodes(code: string, inputs: unknown, resultVariable: string): string[] {

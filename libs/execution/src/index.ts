@@ -11,4 +11,4 @@ export type { ExecuteInput, ExecuteOrigin, ExecuteResult, FunctionPolicy, JobHan
 /** Result shaping shared by inline runs, jobs and batch items. */
 export { emptyResult, FAILED, shapeResult } from './result-shape';
 /** Parallel batch items: validation and isolated runs. */
-export { BatchRunner, batchItemCodes, isPyIdentifier, type BatchItem, type BatchItemOutcome } from './batch-runner';
+export { BatchRunner, batchItemCodes, type BatchItem, type BatchItemOutcome } from './batch-runner';

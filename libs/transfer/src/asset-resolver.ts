@@ -5,9 +5,9 @@ import { existsSync } from 'node:fs';
 import { extname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InvalidInputError, NotFoundError } from '@stoa/core';
-import type { KernelDirs } from '@stoa/kernel';
+import { giveToKernel, type KernelDirs } from '@stoa/kernel';
 import type { BlobStore } from './blob-store';
-import { giveFile, kernelDir } from './kernel-files';
+import { kernelDir } from './kernel-files';
 import { isInside } from './safe-files';
 
 const CLOSED = /^<(\w+)>([^<>]+)<\/\1>$/;
@@ -75,7 +75,7 @@ export class AssetResolver {
     const tmp = `${dest}.${randomBytes(4).toString('hex')}.part`;
     try {
       await this.fetchTo(location, tmp);
-      await giveFile(tmp, dirs);
+      await giveToKernel(tmp, dirs);
       await rename(tmp, dest);
       return dest;
     } finally {

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createWriteStream } from 'node:fs';
 import { Logger } from '@nestjs/common';
-import { type KernelDirs, stashDir } from '@stoa/kernel';
-import { giveFile, kernelDir } from './kernel-files';
+import { giveToKernel, type KernelDirs, stashDir } from '@stoa/kernel';
+import { kernelDir } from './kernel-files';
 import { openKernelFile, unlinkKernelFile } from './safe-files';
 
 export const HANDLE_RE = /^h_[0-9a-f]{12}$/;
@@ -82,7 +82,7 @@ export class HandleStore {
   async provide(meta: { path: string }, id: string, dirs: KernelDirs): Promise<string> {
     const dest = join(await kernelDir(dirs, 'in'), `${id}.pkl`);
     await copyFile(meta.path, dest);
-    await giveFile(dest, dirs);
+    await giveToKernel(dest, dirs);
     return dest;
   }
 

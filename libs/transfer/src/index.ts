@@ -21,7 +21,7 @@ export * from './peer-registry';
 export * from './blob-store';
 /** Services, the send tool, the module and its migrations. */
 export { TransferRuntime } from './transfer.runtime';
-export { SendService, isIdentifier, type SendInput, type SendResult } from './send.service';
+export { SendService, type SendInput, type SendResult } from './send.service';
 export { sendTool } from './send.tool';
 export { ReceiveService, maxReceiveBodyBytes, type ReceiveAnswer } from './receive.service';
 export { BodyError, TransferBodyParser, type ParsedTransferBody } from './transfer-body';

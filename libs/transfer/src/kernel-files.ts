@@ -1,6 +1,6 @@
 import { chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { giveToKernel, type KernelDirs } from '@stoa/kernel';
+import type { KernelDirs } from '@stoa/kernel';
 
 /**
  * A directory in the kernel's inbox (server-owned, read-only for the kernel) for files the host hands over:
@@ -15,6 +15,3 @@ export async function kernelDir(dirs: KernelDirs, ...parts: string[]): Promise<s
   }
   return d;
 }
-
-/** Makes a file in the inbox readable by the kernel. */
-export const giveFile = giveToKernel;

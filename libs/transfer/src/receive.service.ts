@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Principal } from '@stoa/core';
+import { isPyIdentifier, type Principal } from '@stoa/core';
 import { SessionService, type SessionRuntime } from '@stoa/sessions';
 import { asSerializer } from './code-inputs';
-import { giveFile, kernelDir } from './kernel-files';
-import { isIdentifier } from './send.service';
+import { giveToKernel } from '@stoa/kernel';
+import { kernelDir } from './kernel-files';
 import { TransferLog } from './transfer-log.service';
 import { BodyError, type ParsedTransferBody, TransferBodyParser } from './transfer-body';
 import { TRANSFER_SETTINGS, type TransferSettings } from './transfer.settings';
@@ -86,7 +86,7 @@ export class ReceiveService {
     const name = body.variable_name;
     if (typeof name !== 'string' || !parsed.dataIsString) return fail(400, "'variable_name' and 'data' must be strings");
     if (!name || !parsed.dataChars) return fail(400, "Missing required fields: 'variable_name' and 'data'");
-    if (!isIdentifier(name)) return fail(400, `Invalid Python variable name: '${name}'`);
+    if (!isPyIdentifier(name)) return fail(400, `Invalid Python variable name: '${name}'`);
     if (parsed.base64Error) return fail(400, parsed.base64Error);
     const size = parsed.decodedBytes;
     if (!principal) return fail(401, 'Authentication required');
@@ -131,7 +131,7 @@ export class ReceiveService {
         const { kernel } = await this.sessions.kernelFor(runtime);
         path = join(await kernelDir(runtime.dirs, 'in'), `recv-${randomBytes(8).toString('hex')}.pkl`);
         await rename(received, path); // same file system: the inbox
-        await giveFile(path, runtime.dirs);
+        await giveToKernel(path, runtime.dirs);
         const r = await kernel.load(name, path, serializer, this.settings.config.kernel_timeout_seconds * 1000);
         this.sessions.touch(runtime);
         if (!r.ok) {

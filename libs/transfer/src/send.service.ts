@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { isAppError, type Principal } from '@stoa/core';
+import { isAppError, isPyIdentifier, type Principal } from '@stoa/core';
 import { SessionService, type SessionRuntime } from '@stoa/sessions';
 import type { ArtifactLinks } from './artifact-links';
 import { type Destination, publishBlob, publishLocal, publishPeer } from './destinations';
@@ -23,8 +23,6 @@ export type SendResult =
   | { success: true; data_ref: string; destination: string; name: string; remote_uri: string; transfer_id: string; size_bytes: number; serializer?: string; expires_at?: string }
   | { success: false; error: string; transfer_id?: string };
 
-const PY_KEYWORDS = new Set('False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield'.split(' '));
-export const isIdentifier = (s: string) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(s) && !PY_KEYWORDS.has(s);
 
 class SendError extends Error {}
 
@@ -63,8 +61,8 @@ export class SendService {
     try {
       runtime = await this.senderSession(principal, input.execution_session_id, transportSessionId);
       if (dest.kind === 'peer') {
-        if (!isIdentifier(dataRef)) throw new SendError(`Server destination '${input.to}' requires a valid Python variable name as data_ref, but got '${dataRef}'. Use a kernel variable name.`);
-        if (!isIdentifier(name)) throw new SendError(`Invalid target variable name: '${name}'. Must be a valid Python identifier.`);
+        if (!isPyIdentifier(dataRef)) throw new SendError(`Server destination '${input.to}' requires a valid Python variable name as data_ref, but got '${dataRef}'. Use a kernel variable name.`);
+        if (!isPyIdentifier(name)) throw new SendError(`Invalid target variable name: '${name}'. Must be a valid Python identifier.`);
       }
       sent = await this.materialiseAndPublish(principal, runtime, dest, dataRef, dest.kind === 'peer' ? name : logical, input.session_id ?? undefined, transferId);
     } catch (err) {
@@ -105,7 +103,7 @@ export class SendService {
     let file: OpenedFile | undefined;
     try {
       // A variable is serialised by the kernel itself (never unpickled here); else data_ref names an output file.
-      if (isIdentifier(dataRef) && dest.kind !== 'user') {
+      if (isPyIdentifier(dataRef) && dest.kind !== 'user') {
         pickled = await runtime.lock.runExclusive(async () => {
           const { kernel } = await this.sessions.kernelFor(runtime);
           // The kernel writes into its own transfer dir; the host only reads it back through openInside.
@@ -118,14 +116,14 @@ export class SendService {
       }
       if (pickled) file = await openKernelFile(runtime.dirs, join(pickled.dir, pickled.file)).catch(() => undefined);
       if (!file) {
-        if (dest.kind === 'user' && isIdentifier(dataRef) && !(await this.outputFile(runtime, dataRef))) {
+        if (dest.kind === 'user' && isPyIdentifier(dataRef) && !(await this.outputFile(runtime, dataRef))) {
           throw new SendError(`Cannot send '${dataRef}' to 'user': artifact must be a file in AGORA_OUTPUT_DIR (not a kernel variable) for GUI download.`);
         }
         file = await this.outputFile(runtime, dataRef);
       }
       if (!file) {
         throw new SendError(
-          isIdentifier(dataRef)
+          isPyIdentifier(dataRef)
             ? `Cannot resolve '${dataRef}': not found as a kernel variable or as a file in AGORA_OUTPUT_DIR. Create the variable or write the file with agora_output('${dataRef}') first.`
             : `Cannot resolve '${dataRef}': not a valid Python identifier and not found in AGORA_OUTPUT_DIR. Pass a kernel variable name, or the name of a file listed in a result's artifacts.`,
         );

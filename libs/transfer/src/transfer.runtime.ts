@@ -1,4 +1,3 @@
-import { realpathSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit, Optional } from '@nestjs/common';
@@ -8,6 +7,7 @@ import { BlobStore } from './blob-store';
 import { CodeInputs } from './code-inputs';
 import { type Destination, peerCredentials } from './destinations';
 import { HandleStore } from './handle-store';
+import { realpathOrUndefined } from './safe-files';
 import { ASSET_CATALOG, type AssetCatalog, TRANSFER_SETTINGS, type TransferSettings } from './transfer.settings';
 
 const SWEEP_MS = 10 * 60_000;
@@ -44,7 +44,7 @@ export class TransferRuntime implements OnModuleInit, OnApplicationShutdown {
     this.handles = new HandleStore({ dir: join(s.dataDir, 'handles'), ttlMs: c.handles.ttl_hours * 3_600_000, maxBytes: c.handles.max_bytes, maxBytesPerOwner: c.handles.max_bytes_per_owner, maxCountPerOwner: c.handles.max_count_per_owner });
     const configured = [join(s.dataDir, 'datasets'), ...c.assets.roots.map((r) => resolve(r))];
     this.assets = new AssetResolver({
-      roots: () => [...configured, ...(this.catalog?.roots() ?? [])].map(real).filter((r): r is string => !!r),
+      roots: () => [...configured, ...(this.catalog?.roots() ?? [])].map(realpathOrUndefined).filter((r): r is string => !!r),
       blobs: () => [this.blob, this.catalogBlob].filter((b): b is BlobStore => !!b),
       resolveId: this.catalog ? (id) => this.catalog!.storageUri(id) : undefined,
       maxBytes: c.assets.max_bytes,
@@ -68,13 +68,5 @@ export class TransferRuntime implements OnModuleInit, OnApplicationShutdown {
     clearInterval(this.sweeper);
     await this.blob?.close();
     await this.catalogBlob?.close();
-  }
-}
-
-function real(p: string): string | undefined {
-  try {
-    return realpathSync(p);
-  } catch {
-    return undefined;
   }
 }
