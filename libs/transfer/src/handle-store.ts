@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { copyFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
 import { Logger } from '@nestjs/common';
 import { giveToKernel, type KernelDirs, stashDir } from '@stoa/kernel';
 import { kernelDir } from './kernel-files';
@@ -81,8 +81,12 @@ export class HandleStore {
   /** Copies a handle's payload where the kernel can read it; returns the kernel-visible path. */
   async provide(meta: { path: string }, id: string, dirs: KernelDirs): Promise<string> {
     const dest = join(await kernelDir(dirs, 'in'), `${id}.pkl`);
-    await copyFile(meta.path, dest);
-    await giveToKernel(dest, dirs);
+    // A handle never changes, and the inbox is the server's: a copy made for an earlier cell is reused.
+    if (existsSync(dest)) return dest;
+    const tmp = `${dest}.part`;
+    await copyFile(meta.path, tmp);
+    await giveToKernel(tmp, dirs);
+    await rename(tmp, dest);
     return dest;
   }
 
