@@ -5,9 +5,10 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { EXECUTOR_MAIN } from './paths';
 import { freePort } from './ports';
+import { testSandbox } from './sandbox';
 
 export interface ExecutorOptions {
-  /** server.yaml content (merged over a minimal `name: demo`). */
+  /** server.yaml content (merged over a minimal `name: demo` and the test sandbox, see testSandbox()). */
   config?: Record<string, unknown>;
   env?: Record<string, string>;
   /** Reuse a data dir (restart tests). */
@@ -34,7 +35,7 @@ export async function startExecutor(opts: ExecutorOptions = {}): Promise<Running
   const dataDir = opts.dataDir ?? join(dir, 'data');
   const port = opts.port ?? (await freePort());
   const configFile = join(dir, 'server.yaml');
-  writeFileSync(configFile, stringify({ name: 'demo', data_dir: dataDir, ...opts.config }));
+  writeFileSync(configFile, stringify({ name: 'demo', data_dir: dataDir, sandbox: testSandbox(), ...opts.config }));
   const proc = spawn(process.execPath, [EXECUTOR_MAIN, '--config', configFile, '--port', String(port), ...(opts.args ?? [])], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -45,6 +45,7 @@ export class ExecutorModule {
           startTimeoutMs: c.execution.start_timeout_seconds * 1000,
           dataDir: s.dataDir,
           sandbox: c.sandbox,
+          allowSandboxFallback: c.auth.mode === 'noop',
           warmPool: c.sessions.warm_pool,
           readPaths: s.runtime?.readPaths,
           bootstrap: toolBootstrap(s),

@@ -1,11 +1,14 @@
 import { Controller, Get, HttpException, HttpStatus, Inject } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { Public } from '@stoa/auth';
+import { runReadiness, type ReadinessCheck } from '@stoa/core';
+import { JOB_QUEUE, type JobQueue } from '@stoa/jobs';
 import { KernelService } from '@stoa/kernel';
 import { EXECUTOR_SETTINGS } from './executor.tokens';
 import type { ExecutorSettings } from './executor.config';
 import { CatalogDocument } from './catalog.controller';
 
-/** Liveness (public). */
+/** Liveness and readiness (public). */
 @Public()
 @Controller()
 export class HealthController {
@@ -13,29 +16,49 @@ export class HealthController {
     @Inject(EXECUTOR_SETTINGS) private readonly settings: ExecutorSettings,
     private readonly kernels: KernelService,
     private readonly catalog: CatalogDocument,
+    private readonly db: DataSource,
+    @Inject(JOB_QUEUE) private readonly queue: JobQueue,
   ) {}
 
+  /** Liveness: the process answers. `environment_ready` says whether kernels can be started right now. */
   @Get(['health', 'healthz'])
   health() {
+    const pool = this.kernels.poolStatus();
     return {
       status: 'healthy',
-      environment_ready: true,
+      environment_ready: pool.healthy,
       server: this.settings.config.name,
       replica: this.settings.replica,
       python: this.kernels.python.version,
       kernels: this.kernels.inUseCount,
       sandbox: this.kernels.sandbox.describe(),
-      warm_pool: this.kernels.poolStatus(),
+      warm_pool: pool,
       catalog_version: this.catalog.version,
     };
   }
 
-  /** Readiness: 503 while the warm pool keeps failing to start kernels (the sandbox or interpreter broke). */
+  /** Readiness: the database, Redis (when jobs use it) and the kernel pool, each named; 503 when one is down. */
   @Get('health/ready')
-  ready() {
-    const pool = this.kernels.poolStatus();
-    const body = { status: pool.healthy ? 'ready' : 'not_ready', server: this.settings.config.name, warm_pool: pool };
-    if (!pool.healthy) throw new HttpException(body, HttpStatus.SERVICE_UNAVAILABLE);
+  async ready() {
+    const { ready, checks } = await runReadiness(this.checks());
+    const body = { status: ready ? 'ready' : 'not_ready', server: this.settings.config.name, checks };
+    if (!ready) throw new HttpException(body, HttpStatus.SERVICE_UNAVAILABLE);
     return body;
+  }
+
+  private checks(): ReadinessCheck[] {
+    const checks: ReadinessCheck[] = [
+      { name: 'database', check: async () => (await this.db.query('SELECT 1'), { kind: this.db.options.type }) },
+      {
+        name: 'kernel_pool',
+        check: () => {
+          const pool = this.kernels.poolStatus();
+          if (!pool.healthy) return Promise.reject(new Error(`kernels fail to start: ${pool.last_error ?? 'unknown error'}`));
+          return Promise.resolve({ ready: pool.ready, size: pool.size });
+        },
+      },
+    ];
+    if (this.queue.backend === 'bullmq') checks.push({ name: 'redis', check: () => this.queue.ping() });
+    return checks;
   }
 }

@@ -35,7 +35,7 @@ describe('sandbox fault suite (network: none, filesystem: confined)', () => {
     expect(health.sandbox).toMatchObject({ network: 'none', filesystem: 'confined', isolation: 'bubblewrap' });
     const ready = await fetch(`${ex.url}/health/ready`);
     expect(ready.status).toBe(200);
-    expect(((await ready.json()) as { warm_pool: { size: number } }).warm_pool.size).toBe(2);
+    expect(((await ready.json()) as { checks: { kernel_pool: { size: number } } }).checks.kernel_pool.size).toBe(2);
   });
 
   it(isRoot ? 'runs each session as its own unprivileged uid' : 'runs kernels as the server user (not root)', async () => {

@@ -14,3 +14,5 @@ export { Mutex } from './mutex';
 export { accessLog, LoggingModule, REDACTED_PATHS } from './logging.module';
 /** Python repr of JSON values. */
 export { isPyIdentifier, pyRepr } from './python';
+/** Readiness checks for `/health/ready` (each dependency named, bounded in time). */
+export { runReadiness, type CheckResult, type ReadinessCheck } from './readiness';

@@ -51,6 +51,14 @@ export class BullMqJobQueue implements JobQueue {
     }
   }
 
+  async ping(): Promise<void> {
+    try {
+      await this.publisher.ping();
+    } catch (err) {
+      throw new UnavailableError(`Redis at ${redactUrl(this.o.url)} does not answer (${(err as Error).message})`);
+    }
+  }
+
   async process(queue: string, concurrency: number, processor: JobProcessor): Promise<void> {
     const worker = new Worker(
       queue,

@@ -21,6 +21,10 @@ export class InProcessJobQueue implements JobQueue {
     return Promise.resolve();
   }
 
+  ping(): Promise<void> {
+    return Promise.resolve();
+  }
+
   enqueue(queue: string, jobId: string, data: Record<string, unknown>): Promise<void> {
     const lane = this.lane(queue);
     lane.waiting.push({ jobId, data });

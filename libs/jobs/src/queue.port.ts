@@ -12,6 +12,8 @@ export interface JobQueue {
   enqueue(queue: string, jobId: string, data: Record<string, unknown>): Promise<void>;
   /** Removes the job if it waits; aborts it on whichever replica runs it. */
   cancel(queue: string, jobId: string): Promise<void>;
+  /** Resolves when the backend can take work (Redis answers PING); rejects with the reason. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 

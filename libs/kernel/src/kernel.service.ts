@@ -6,10 +6,11 @@ import { randomToken } from '@stoa/core';
 import { buildKernelEnv } from './kernel-env';
 import { KernelProcess } from './kernel-process';
 import { type KernelLease, type PoolStatus, WarmPool } from './kernel-pool';
-import { KernelStartError } from './kernel.errors';
 import { disallowedActionsText, driverPath, resolvePython, type PythonInfo } from './python';
 import { codeScreenOn, sandboxConfigSchema, type SandboxConfig } from './sandbox.config';
 import { type KernelDirs, kernelDirs, prepareDirs, Sandbox, stashDir } from './sandbox';
+import { lockDataDir } from './data-dir-lock';
+import { UidLeases } from './uid-lease';
 
 /** What the kernel service needs from config. */
 export interface KernelSettings {
@@ -21,6 +22,8 @@ export interface KernelSettings {
   dataDir: string;
   /** Default: the secure one (network none, filesystem confined). */
   sandbox?: SandboxConfig;
+  /** Development server (no-op auth): per-kernel uids may fall back to the server's user, with a warning. */
+  allowSandboxFallback?: boolean;
   /** Kernels started ahead of demand (default 0 = none). */
   warmPool?: number;
   /** Extra host paths kernels must be able to read (environment prefix, asset cache…). */
@@ -41,8 +44,8 @@ export const KERNEL_SETTINGS = Symbol('KERNEL_SETTINGS');
 export class KernelService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(KernelService.name);
   private readonly live = new Set<KernelProcess>();
-  private readonly uids = new Set<number>();
-  private nextUid = 0;
+  private readonly uids: UidLeases | undefined;
+  private readonly unlock: () => void;
   readonly python: PythonInfo;
   readonly sandbox: Sandbox;
   private readonly driver = driverPath();
@@ -51,15 +54,26 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
   private guidance?: string;
 
   constructor(@Inject(KERNEL_SETTINGS) private readonly settings: KernelSettings) {
+    this.unlock = lockDataDir(settings.dataDir);
     this.python = resolvePython(settings.python);
     const sandbox = settings.sandbox ?? sandboxConfigSchema.parse({});
     const pythonPath = (settings.env.PYTHONPATH ?? '').split(':').filter(Boolean);
-    this.sandbox = new Sandbox({ config: sandbox, dataDir: settings.dataDir, python: this.python, driver: this.driver, readPaths: [...pythonPath, ...(settings.readPaths ?? [])] });
+    this.sandbox = new Sandbox({ config: sandbox, dataDir: settings.dataDir, python: this.python, driver: this.driver, readPaths: [...pythonPath, ...(settings.readPaths ?? [])], allowFallback: settings.allowSandboxFallback });
     this.sandbox.probe();
+    const c = this.sandbox.config;
+    this.uids = this.sandbox.dropUids ? new UidLeases({ base: c.uid_base, count: c.uid_count, dir: c.uid_lease_dir, dataDir: settings.dataDir }) : undefined;
     this.screen = codeScreenOn(sandbox) ? { allowed_prefixes: sandbox.allowed_path_prefixes } : undefined;
     this.logger.log({ python: this.python.executable, version: this.python.version, sandbox: this.sandbox.describe(), codeScreen: !!this.screen }, 'kernel interpreter and sandbox ready');
+    if (this.sandbox.degraded) {
+      this.logger.warn(
+        { reason: this.sandbox.degraded },
+        `Kernels run as the server's own user (${process.getuid?.() === 0 ? 'root' : 'this user'}), not as one unprivileged uid each: ${this.sandbox.degraded}. ` +
+          'Fine for a single-user development machine; for per-kernel uids install bubblewrap (apt-get install bubblewrap) ' +
+          'or use an interpreter every user can read (environment.python: /usr/bin/python3). Servers with real auth refuse to start in this state.',
+      );
+    }
     this.pool = new WarmPool(settings.warmPool ?? 0, () => this.startFresh(), (l) => this.discard(l));
-    process.once('exit', () => this.killAll());
+    process.once('exit', () => (this.killAll(), this.uids?.releaseAll(), this.unlock()));
   }
 
   onModuleInit(): void {
@@ -110,11 +124,11 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
 
   /** New kernel directories with their own uid (root servers). */
   allocateDirs(): KernelDirs {
-    const dirs = kernelDirs(join(this.settings.dataDir, 'sessions', `k-${randomToken(12)}`), this.sandbox.dropUids ? this.allocateUid() : undefined);
+    const dirs = kernelDirs(join(this.settings.dataDir, 'sessions', `k-${randomToken(12)}`), this.uids?.acquire());
     try {
       prepareDirs(dirs);
     } catch (err) {
-      this.freeUid(dirs.uid);
+      if (dirs.uid !== undefined) this.uids?.release(dirs.uid);
       throw err;
     }
     return dirs;
@@ -124,7 +138,7 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
   async releaseDirs(dirs: KernelDirs): Promise<void> {
     await rm(dirs.base, { recursive: true, force: true });
     await rm(dirs.inboxDir, { recursive: true, force: true });
-    this.freeUid(dirs.uid);
+    if (dirs.uid !== undefined) this.uids?.release(dirs.uid);
   }
 
   /** Starts a kernel in existing directories (a session's replacement kernel) and waits until it is bootstrapped. */
@@ -179,6 +193,8 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
     const kernels = [...this.live];
     await Promise.all(kernels.map((k) => k.close()));
     if (kernels.length) this.logger.log({ count: kernels.length }, 'kernels reaped on shutdown');
+    this.uids?.releaseAll();
+    this.unlock();
   }
 
   private async startFresh(): Promise<KernelLease> {
@@ -194,23 +210,6 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
   private async discard(lease: KernelLease): Promise<void> {
     await lease.kernel.close();
     await this.releaseDirs(lease.dirs);
-  }
-
-  private allocateUid(): number {
-    const { uid_base: base, uid_count: count } = this.sandbox.config;
-    for (let i = 0; i < count; i++) {
-      const uid = base + ((this.nextUid + i) % count);
-      if (!this.uids.has(uid)) {
-        this.nextUid = (this.nextUid + i + 1) % count;
-        this.uids.add(uid);
-        return uid;
-      }
-    }
-    throw new KernelStartError(`All ${count} kernel uids (sandbox.uid_base ${base}…) are in use; raise sandbox.uid_count or close sessions.`);
-  }
-
-  private freeUid(uid: number | undefined): void {
-    if (uid !== undefined) this.uids.delete(uid);
   }
 
   /** Kernels under other uids may see the host view: keep the data dir unlistable and the database private. */

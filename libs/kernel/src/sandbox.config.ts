@@ -27,12 +27,20 @@ export const sandboxConfigSchema = z
     filesystem: z.enum(['host', 'confined']).default('confined'),
     /**
      * Who kernels run as. `auto`: when the server runs as root, each kernel gets its own unprivileged uid from
-     * `uid_base`…`uid_base+uid_count-1`; otherwise the server's user. `server`: always the server's user (as root
-     * this runs user code as root — only for single-user machines).
+     * `uid_base`…`uid_base+uid_count-1`; otherwise the server's user. Where that is impossible (no bubblewrap and
+     * an interpreter under a home other users cannot enter), a no-op-auth development server runs kernels as its
+     * own user and says so at start; a server with real auth refuses to start. `per_kernel`: per-kernel uids or
+     * refuse to start, whatever the auth. `server`: always the server's user (as root this runs user code as
+     * root — only for single-user machines).
      */
-    user: z.enum(['auto', 'server']).default('auto'),
+    user: z.enum(['auto', 'per_kernel', 'server']).default('auto'),
     uid_base: positiveInt.min(1000).default(200_000),
     uid_count: positiveInt.default(10_000),
+    /**
+     * Host-wide directory of uid leases, shared by every Stoa server on the machine so none hands out a uid
+     * another one uses (one file per uid; on tmpfs, so a reboot frees them).
+     */
+    uid_lease_dir: z.string().startsWith('/').default('/run/stoa/uids'),
     /** Extra host paths hidden from kernels (an empty tmpfs or /dev/null is mounted over them). */
     hidden_paths: z.array(z.string()).default([]),
     limits: limitsSchema,

@@ -43,6 +43,11 @@ export interface SandboxSettings {
   driver: string;
   /** Extra paths kernels must read (tool modules, environment prefix, asset cache). */
   readPaths: readonly string[];
+  /**
+   * A development server (no-op auth) may run kernels as its own user when per-kernel uids are impossible
+   * (no bubblewrap and an interpreter under a closed home), saying so at start. Servers with real auth refuse.
+   */
+  allowFallback?: boolean;
 }
 
 const MiB = 1024 * 1024;
@@ -55,6 +60,11 @@ const MiB = 1024 * 1024;
 export class Sandbox {
   readonly bwrap: string | undefined;
   readonly dropUids: boolean;
+  /**
+   * Why kernels run as the server's user although `sandbox.user` asked for per-kernel uids (development
+   * servers only: no bubblewrap and an interpreter other uids cannot reach); undefined when nothing was given up.
+   */
+  readonly degraded: string | undefined;
   private readonly root = process.geteuid?.() === 0;
 
   get config(): SandboxConfig {
@@ -64,7 +74,6 @@ export class Sandbox {
   constructor(private readonly s: SandboxSettings) {
     const c = s.config;
     const bwrap = findBwrap();
-    this.dropUids = this.root && c.user === 'auto';
     if (needsNamespaces(c) && !bwrap) {
       throw new KernelStartError(
         `sandbox.network: ${c.network} / sandbox.filesystem: ${c.filesystem} need bubblewrap (bwrap), which is not installed. ` +
@@ -72,6 +81,15 @@ export class Sandbox {
           'to run kernels without OS isolation (never on a server shared by several users).',
       );
     }
+    const wantUids = this.root && c.user !== 'server';
+    this.degraded = wantUids && !bwrap ? this.uidDropBlocker() : undefined;
+    if (this.degraded && (c.user === 'per_kernel' || !s.allowFallback)) {
+      throw new KernelStartError(
+        `Kernels must run as their own unprivileged uid (sandbox.user: ${c.user}${c.user === 'auto' ? ' with real auth' : ''}), but ${this.degraded}. ` +
+          'Install bubblewrap (apt-get install bubblewrap: it binds the interpreter into each kernel\'s view), or point environment.python at an interpreter every user can read (e.g. /usr/bin/python3).',
+      );
+    }
+    this.dropUids = wantUids && !this.degraded;
     this.bwrap = needsNamespaces(c) || this.dropUids ? bwrap : undefined;
     if (this.dropUids) {
       for (const p of [dirname(s.driver), ...s.readPaths]) {
@@ -86,6 +104,20 @@ export class Sandbox {
     }
   }
 
+  /**
+   * Without bubblewrap a kernel uid sees the host's permissions as they are: the reason it could not start the
+   * interpreter or read the driver, tool modules or its own directory, else undefined.
+   */
+  private uidDropBlocker(): string | undefined {
+    const py = this.s.python;
+    const paths = [py.executable, py.prefix, py.basePrefix, this.s.driver, ...this.s.readPaths, this.s.dataDir];
+    for (const p of paths) {
+      const closed = closedAncestor(p);
+      if (closed) return `bubblewrap is not installed and ${closed} (on the way to ${p}) is closed to other users`;
+    }
+    return undefined;
+  }
+
   /** One line for logs and /health. */
   describe(): Record<string, unknown> {
     const c = this.s.config;
@@ -94,6 +126,7 @@ export class Sandbox {
       filesystem: c.filesystem,
       isolation: this.bwrap ? 'bubblewrap' : 'none',
       user: this.dropUids ? `per-kernel uid ${c.uid_base}+` : this.root ? 'root' : 'server user',
+      ...(this.degraded ? { degraded: `no per-kernel uids: ${this.degraded}` } : {}),
     };
   }
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ExecutionOutcome, KernelService, type PoolStatus } from '@stoa/kernel';
 import { descendants } from '../../../test/support/processes';
+import { testKernelSandbox } from '../../../test/support/kernel-sandbox';
 
 const isRoot = process.geteuid?.() === 0;
 
@@ -20,7 +21,7 @@ async function poolUntil(service: KernelService, ok: (s: PoolStatus) => boolean,
 
 describe('warm kernel pool (real sandboxed kernels)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'stoa-pool-'));
-  const service = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000, dataDir, warmPool: 2 });
+  const service = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000, ...testKernelSandbox(), dataDir, warmPool: 2 });
   service.onModuleInit();
   afterAll(async () => {
     await service.onApplicationShutdown();
@@ -78,6 +79,7 @@ describe('warm kernel pool (real sandboxed kernels)', () => {
       env: {},
       passthroughEnv: [],
       startTimeoutMs: 20_000,
+      ...testKernelSandbox(),
       dataDir: mkdtempSync(join(tmpdir(), 'stoa-pool-')),
       warmPool: 1,
       bootstrap: () => Promise.reject(new Error('tool modules failed to import')),

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { giveToKernel, KernelService, stashDir, type KernelDirs, type KernelProcess, type LoadResult, type Serializer } from '@stoa/kernel';
+import { testKernelSandbox } from '../../../test/support/kernel-sandbox';
 
 const HANDLE_LIMIT = 100_000;
 let service: KernelService;
@@ -34,7 +35,7 @@ async function send(from: Kernel, name: string, to: Kernel, toName = name, loadT
 }
 
 beforeAll(async () => {
-  service = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000, dataDir: await mkdtemp(join(tmpdir(), 'stoa-transfer-')), handleMaxBytes: HANDLE_LIMIT });
+  service = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000, ...testKernelSandbox(), dataDir: await mkdtemp(join(tmpdir(), 'stoa-transfer-')), handleMaxBytes: HANDLE_LIMIT });
 });
 afterAll(async () => {
   await service.onApplicationShutdown();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KernelService, type KernelProcess } from '@stoa/kernel';
 import { buildCatalog, kernelToolSpecs } from '@stoa/tools';
+import { testKernelSandbox } from '../../../test/support/kernel-sandbox';
 
 const root = mkdtempSync(join(tmpdir(), 'stoa-tools-'));
 chmodSync(root, 0o755); // kernels run as their own uid when tests run as root
@@ -38,7 +39,7 @@ const { tools } = buildCatalog({
 }, 'test');
 const specs = kernelToolSpecs({ serverName: 't', tools, states: [], skills: [] });
 
-const service = new KernelService({ python: 'python3', env: { PYTHONPATH: root }, passthroughEnv: [], startTimeoutMs: 20_000, dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')), bootstrap: (k) => k.installTools(specs, 20_000) });
+const service = new KernelService({ python: 'python3', env: { PYTHONPATH: root }, passthroughEnv: [], startTimeoutMs: 20_000, ...testKernelSandbox(), dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')), bootstrap: (k) => k.installTools(specs, 20_000) });
 const run = (k: KernelProcess, code: string, policy?: { allowed?: string[]; blocked?: string[] }) => k.execute(code, { timeoutMs: 10_000, graceMs: 1000, captureChars: 100_000, policy });
 
 describe('tool proxies in a real kernel', () => {

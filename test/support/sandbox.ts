@@ -1,0 +1,25 @@
+import { spawnSync } from 'node:child_process';
+import { REQUIRE_SERVICES } from './databases';
+
+/** Whether bubblewrap runs on this machine (STOA_BWRAP names the binary, as for the server). */
+export const HAS_BWRAP = spawnSync(process.env.STOA_BWRAP ?? 'bwrap', ['--version']).status === 0;
+
+/**
+ * The sandbox for tests that are not about the sandbox: the secure default where bubblewrap runs, else
+ * `inherit`/`host` (what the demo runs on a machine without it), so they pass on a fresh machine too.
+ */
+export function testSandbox(): Record<string, unknown> {
+  return HAS_BWRAP ? {} : { network: 'inherit', filesystem: 'host' };
+}
+
+/**
+ * For suites that truly need bubblewrap (namespaces, confined filesystem): true when it runs; locally false
+ * with the reason printed; in CI (`STOA_REQUIRE_SERVICES=1`) a missing bubblewrap throws instead of skipping.
+ */
+export function bubblewrapAvailable(): boolean {
+  if (HAS_BWRAP) return true;
+  const why = 'bubblewrap (bwrap) is not installed: apt-get install bubblewrap to run the sandbox suites';
+  if (REQUIRE_SERVICES && process.env.STOA_FRESH_MACHINE !== '1') throw new Error(`${why} (STOA_REQUIRE_SERVICES=1 makes this an error)`);
+  console.warn(`sandbox tests skipped: ${why}.`);
+  return false;
+}
