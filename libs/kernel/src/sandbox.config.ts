@@ -45,8 +45,8 @@ export const sandboxConfigSchema = z
     hidden_paths: z.array(z.string()).default([]),
     limits: limitsSchema,
     /**
-     * The reference's AST screen (blocked imports, calls and paths) as agent guidance. `auto`: on only when there
-     * is no OS sandbox (network inherit and filesystem host). Security never rests on it.
+     * The reference's AST screen (blocked imports, calls and paths) as agent guidance. `auto`: on unless the
+     * filesystem is confined (kernels then see only their own directories). Security never rests on it.
      */
     code_screen: z.enum(['auto', 'on', 'off']).default('auto'),
     /** Absolute path prefixes the code screen accepts in string literals. */
@@ -70,5 +70,5 @@ export function needsNamespaces(c: SandboxConfig): boolean {
 
 /** Whether the AST screen runs for this config. */
 export function codeScreenOn(c: SandboxConfig): boolean {
-  return c.code_screen === 'on' || (c.code_screen === 'auto' && !needsNamespaces(c));
+  return c.code_screen === 'on' || (c.code_screen === 'auto' && c.filesystem !== 'confined');
 }

@@ -59,6 +59,8 @@ const MiB = 1024 * 1024;
  */
 export class Sandbox {
   readonly bwrap: string | undefined;
+  /** util-linux unshare, for `network: none` without bubblewrap (a network namespace of the kernel's own). */
+  readonly unshare: string | undefined;
   readonly dropUids: boolean;
   /**
    * Why kernels run as the server's user although `sandbox.user` asked for per-kernel uids (development
@@ -74,7 +76,9 @@ export class Sandbox {
   constructor(private readonly s: SandboxSettings) {
     const c = s.config;
     const bwrap = findBwrap();
-    if (needsNamespaces(c) && !bwrap) {
+    // network: none alone can do with util-linux's unshare (a network namespace); a confined filesystem needs bwrap.
+    this.unshare = !bwrap && c.network === 'none' && c.filesystem === 'host' ? findUnshare() : undefined;
+    if (needsNamespaces(c) && !bwrap && !this.unshare) {
       throw new KernelStartError(
         `sandbox.network: ${c.network} / sandbox.filesystem: ${c.filesystem} need bubblewrap (bwrap), which is not installed. ` +
           'Install it (Debian/Ubuntu: apt-get install bubblewrap), or set sandbox.network: inherit and sandbox.filesystem: host ' +
@@ -124,7 +128,7 @@ export class Sandbox {
     return {
       network: c.network,
       filesystem: c.filesystem,
-      isolation: this.bwrap ? 'bubblewrap' : 'none',
+      isolation: this.bwrap ? 'bubblewrap' : this.unshare ? 'unshare (network namespace only)' : 'none',
       user: this.dropUids ? `per-kernel uid ${c.uid_base}+` : this.root ? 'root' : 'server user',
       ...(this.degraded ? { degraded: `no per-kernel uids: ${this.degraded}` } : {}),
     };
@@ -143,6 +147,12 @@ export class Sandbox {
     // With a pid namespace or a uid of its own, a kernel may kill every other process it can signal: its strays.
     if (this.bwrap || drop) fullEnv.STOA_REAP_STRAYS = '1';
     const python = this.s.python.executable;
+    if (this.unshare) {
+      // unshare execs the interpreter (no fork): exit codes are the kernel's own. The driver drops to the uid.
+      if (drop) Object.assign(fullEnv, { STOA_DROP_UID: String(dirs.uid), STOA_DROP_GID: String(dirs.uid) });
+      const ns = this.root ? ['--net'] : ['--user', '--map-current-user', '--net'];
+      return { file: this.unshare, args: [...ns, '--', python, ...argv], cwd: dirs.workDir, env: fullEnv, wrapped: false };
+    }
     if (!this.bwrap) {
       return { file: python, args: argv, cwd: dirs.workDir, env: fullEnv, uid: drop ? dirs.uid : undefined, gid: drop ? dirs.uid : undefined, wrapped: false };
     }
@@ -240,6 +250,11 @@ export async function giveToKernel(path: string, dirs: KernelDirs): Promise<void
 function ensureDir(d: string): string {
   mkdirSync(d, { recursive: true, mode: 0o711 });
   return d;
+}
+
+/** util-linux unshare from PATH; undefined when it does not run. */
+function findUnshare(): string | undefined {
+  return ['/usr/bin/unshare', '/bin/unshare'].find((c) => spawnSync(c, ['--version']).status === 0);
 }
 
 /** bubblewrap from STOA_BWRAP (exactly that file) or PATH; undefined when it does not run. */
