@@ -3,6 +3,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { BenchClient } from './mcp';
+import { ADMIN } from '../../test/support/admin';
 
 /** Redis of the benches (the same one the tests use). */
 export const BENCH_REDIS_URL = process.env.STOA_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -89,11 +90,11 @@ export interface AdminJobTimes {
 }
 
 /**
- * The records of a batch's items from the admin API (`GET /admin/v1/batches/:id`, allowed from loopback
+ * The records of a batch's items from the admin API (`GET /admin/v1/batches/:id`, with the test admin token
  * in no-op auth): when each was queued, claimed and finished, in the executor's clock.
  */
 export async function adminBatchTimes(executorUrl: string, batchId: string): Promise<AdminJobTimes[]> {
-  const res = await fetch(`${executorUrl}/admin/v1/batches/${batchId}`);
+  const res = await fetch(`${executorUrl}/admin/v1/batches/${batchId}`, { headers: ADMIN });
   if (!res.ok) throw new Error(`admin batch ${batchId}: HTTP ${res.status} ${await res.text()}`);
   const body = (await res.json()) as { jobs: { job_id: string; status: string; replica: string | null; input_index: number | null; created_at: string; started_at: string | null; completed_at: string | null }[] };
   const ms = (iso: string | null) => (iso === null ? null : Date.parse(iso));

@@ -6,6 +6,7 @@ import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { emit, percentile } from './bench';
 import type { SinkReady } from './http-sink';
+import { ADMIN } from '../../test/support/admin';
 
 /** The bare HTTP sink (bench/lib/http-sink.ts) in its own process. */
 export async function startSink(benchDir: string): Promise<{ url: string; stop: () => void }> {
@@ -64,7 +65,7 @@ export function jsonBody(pickle: Buffer, variableName: string, sessionId: string
 export async function loggedMs(executorUrl: string, transferId: string | undefined, direction: 'in' | 'out'): Promise<number> {
   if (!transferId) throw new Error(`no transfer id to look up (${direction})`);
   for (let attempt = 0; attempt < 20; attempt++) {
-    const res = await fetch(`${executorUrl}/admin/v1/transfers?direction=${direction}&limit=50`);
+    const res = await fetch(`${executorUrl}/admin/v1/transfers?direction=${direction}&limit=50`, { headers: ADMIN });
     const { transfers } = (await res.json()) as { transfers: { transfer_id: string; success: boolean; duration_ms: number }[] };
     const row = transfers.find((t) => t.transfer_id === transferId);
     if (row?.success) return row.duration_ms;

@@ -6,6 +6,7 @@ import { stringify } from 'yaml';
 import { EXECUTOR_MAIN } from './paths';
 import { freePort } from './ports';
 import { testSandbox } from './sandbox';
+import { TEST_ADMIN_TOKEN } from './admin';
 
 export interface ExecutorOptions {
   /** server.yaml content (merged over a minimal `name: demo` and the test sandbox, see testSandbox()). */
@@ -37,7 +38,7 @@ export async function startExecutor(opts: ExecutorOptions = {}): Promise<Running
   const configFile = join(dir, 'server.yaml');
   writeFileSync(configFile, stringify({ name: 'demo', data_dir: dataDir, sandbox: testSandbox(), ...opts.config }));
   const proc = spawn(process.execPath, [EXECUTOR_MAIN, '--config', configFile, '--port', String(port), ...(opts.args ?? [])], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...opts.env },
+    env: { ...process.env, LOG_LEVEL: 'warn', STOA_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let logs = '';

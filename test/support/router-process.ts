@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { DISPATCHER_MAIN, GATEWAY_MAIN, ROUTER_MAIN } from './paths';
 import { freePort } from './ports';
+import { TEST_ADMIN_TOKEN } from './admin';
 
 export interface RunningRouter {
   url: string;
@@ -35,7 +36,7 @@ async function startConnector(main: string, config: Record<string, unknown>, env
   const port = await freePort();
   const file = join(dir, 'connector.yaml');
   writeFileSync(file, stringify(config));
-  const proc = spawn(process.execPath, [main, '--config', file, '--port', String(port)], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [main, '--config', file, '--port', String(port)], { env: { ...process.env, LOG_LEVEL: 'warn', STOA_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let logs = '';
   proc.stdout?.on('data', (d: Buffer) => (logs += d.toString()));
   proc.stderr?.on('data', (d: Buffer) => (logs += d.toString()));

@@ -5,11 +5,12 @@ import { REQUIRE_SERVICES } from './databases';
 export const HAS_BWRAP = spawnSync(process.env.STOA_BWRAP ?? 'bwrap', ['--version']).status === 0;
 
 /**
- * The sandbox for tests that are not about the sandbox: the secure default where bubblewrap runs, else
- * `inherit`/`host` (what the demo runs on a machine without it), so they pass on a fresh machine too.
+ * The sandbox for tests that are not about the sandbox: the secure default where bubblewrap runs, else what
+ * the demo gets on a machine without it (`network: none` through unshare, the host filesystem), with the
+ * code screen off as under the default, so they pass on a fresh machine too.
  */
 export function testSandbox(): Record<string, unknown> {
-  return HAS_BWRAP ? {} : { network: 'inherit', filesystem: 'host' };
+  return HAS_BWRAP ? {} : { network: 'none', filesystem: 'host', code_screen: 'off' };
 }
 
 /**

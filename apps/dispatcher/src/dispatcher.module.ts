@@ -17,7 +17,7 @@ export class DispatcherModule {
     const poolConfig = { ...c.connectors, health_interval_seconds: Math.max(1, Math.round(c.health_check_interval)) };
     return {
       module: DispatcherModule,
-      imports: [LoggingModule.forRoot('stoa-dispatcher'), AuthModule.forRoot({ auth: c.auth, publicBaseUrl: c.server.public_url })],
+      imports: [LoggingModule.forRoot('stoa-dispatcher'), AuthModule.forRoot({ auth: c.auth, publicBaseUrl: c.server.public_url, adminTokenFile: `data/dispatcher-${c.server.port}.admin-token` })],
       controllers: [HealthController, McpController, AdminWorkersController],
       providers: [
         { provide: DISPATCHER_SETTINGS, useValue: s },

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
 import { startDispatcher, until, type RunningRouter } from '../../../test/support/router-process';
 import { devToken, v2Client, type TestClient } from '../../../test/support/ts-clients';
+import { ADMIN } from '../../../test/support/admin';
 
 const KEY = 'dispatcher-test-key-0123456789abcdef';
 const worker = (replica: string, port?: number) => startExecutor({ port, config: { sessions: { replica, id_signing_key: KEY, warm_pool: 1, max_sessions: 200, session_id_header: true } } });
@@ -120,7 +121,7 @@ describe('dispatcher over three identical workers (real processes)', () => {
     const c = await client(dispatchers.least!, 'busy');
     const long = c.call('execute_demo_code', { code: 'import time\ntime.sleep(3)' });
     const busy = await until('the long call in flight', async () => {
-      const ws = ((await (await fetch(`${dispatchers.least!.url}/admin/v1/workers`)).json()) as { workers: { name: string; in_flight: number }[] }).workers;
+      const ws = ((await (await fetch(`${dispatchers.least!.url}/admin/v1/workers`, { headers: ADMIN })).json()) as { workers: { name: string; in_flight: number }[] }).workers;
       return ws.find((w) => w.in_flight > 0)?.name;
     });
     const others = new Set<string>();

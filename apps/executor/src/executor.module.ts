@@ -35,7 +35,7 @@ export class ExecutorModule {
       module: ExecutorModule,
       imports: [
         LoggingModule.forRoot('stoa-executor'),
-        AuthModule.forRoot({ auth: c.auth, publicBaseUrl: c.server.public_url }),
+        AuthModule.forRoot({ auth: c.auth, publicBaseUrl: c.server.public_url, adminTokenFile: join(s.dataDir, `executor-${c.server.port}.admin-token`) }),
         PersistenceModule.forRoot({ database: c.database, defaultSqlitePath: join(s.dataDir, 'stoa.sqlite'), migrations: [...SESSION_MIGRATIONS, ...JOB_MIGRATIONS, ...TRANSFER_MIGRATIONS, ...CATALOG_MIGRATIONS] }),
         ...(s.catalog ? [CatalogModule.forRoot(s.catalog)] : []),
         KernelModule.forRoot({

@@ -1,4 +1,5 @@
-import { Controller, Get, HttpException, HttpStatus, Inject } from '@nestjs/common';
+import { Controller, Get, HttpStatus, Inject, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { Public } from '@stoa/auth';
 import { runReadiness, type ReadinessCheck } from '@stoa/core';
@@ -39,11 +40,10 @@ export class HealthController {
 
   /** Readiness: the database, Redis (when jobs use it) and the kernel pool, each named; 503 when one is down. */
   @Get('health/ready')
-  async ready() {
+  async ready(@Res({ passthrough: true }) res: Response) {
     const { ready, checks } = await runReadiness(this.checks());
-    const body = { status: ready ? 'ready' : 'not_ready', server: this.settings.config.name, checks };
-    if (!ready) throw new HttpException(body, HttpStatus.SERVICE_UNAVAILABLE);
-    return body;
+    if (!ready) res.status(HttpStatus.SERVICE_UNAVAILABLE);
+    return { status: ready ? 'ready' : 'not_ready', server: this.settings.config.name, checks };
   }
 
   private checks(): ReadinessCheck[] {

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAzurite, type Azurite } from '../../../test/support/azurite';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
 import { devToken, v2Client, type TestClient } from '../../../test/support/ts-clients';
+import { ADMIN } from '../../../test/support/admin';
 
 /** A server with a data catalog over a local directory and an Azurite container, used through MCP. */
 describe('data catalog tools and their load_path tags', () => {
@@ -64,7 +65,7 @@ describe('data catalog tools and their load_path tags', () => {
 
   it('POST /admin/v1/catalog/reindex picks up new files without a restart', async () => {
     writeFileSync(join(data, 'solar', 'inverters.csv'), 'id\n1\n');
-    const res = await fetch(`${ex.url}/admin/v1/catalog/reindex`, { method: 'POST' });
+    const res = await fetch(`${ex.url}/admin/v1/catalog/reindex`, { method: 'POST', headers: ADMIN });
     expect(await res.json()).toEqual({ success: true, indexed: 1 });
     const hits = (await c.call('search_data', { query: 'inverters' })).json as unknown as { name: string }[];
     expect(hits[0]?.name).toBe('inverters.csv');

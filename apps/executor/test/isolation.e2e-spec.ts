@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
 import { devToken, v2Client, type TestClient } from '../../../test/support/ts-clients';
+import { ADMIN } from '../../../test/support/admin';
 
 describe('two identities are isolated on every session tool', () => {
   let ex: RunningExecutor;
@@ -70,11 +71,11 @@ describe('two identities are isolated on every session tool', () => {
     const c = await v2Client(ex.mcpUrl, 'auto', devToken('dave'));
     await c.call('execute_demo_code', { code: 'pass' });
     await c.close();
-    const res = await fetch(`${ex.url}/admin/v1/sessions?status=active`);
+    const res = await fetch(`${ex.url}/admin/v1/sessions?status=active`, { headers: ADMIN });
     const body = (await res.json()) as { sessions: { owner: string }[] };
     expect(res.status).toBe(200);
     expect(body.sessions.map((s) => s.owner)).toContain('dave@tenant-a');
-    const bad = await fetch(`${ex.url}/admin/v1/sessions?status=weird`);
+    const bad = await fetch(`${ex.url}/admin/v1/sessions?status=weird`, { headers: ADMIN });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error_description: string }).error_description).toBe("Unknown status 'weird'. Use one of: active, closed, expired.");
   });

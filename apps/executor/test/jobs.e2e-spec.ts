@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisAvailable, TEST_REDIS_URL } from '../../../test/support/databases';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
 import { devToken, v2Client, type TestClient } from '../../../test/support/ts-clients';
+import { ADMIN } from '../../../test/support/admin';
 
 const backends = (['in-process', 'bullmq'] as const).filter((b) => b === 'in-process' || redisAvailable());
 
@@ -81,9 +82,9 @@ describe.each(backends)('background jobs and batches (%s)', (kind) => {
   it('lets an administrator list a user’s batches and jobs', async () => {
     const r = await alice.call('demo_parallel_execute', { code: 'result = 1', inputs: [{ a: 1 }] });
     await waitBatch(alice, r.json.batch_id as string);
-    const batches = (await (await fetch(`${ex.url}/admin/v1/batches?owner=alice@tenant-a`)).json()) as { batches: { batch_id: string }[] };
+    const batches = (await (await fetch(`${ex.url}/admin/v1/batches?owner=alice@tenant-a`, { headers: ADMIN })).json()) as { batches: { batch_id: string }[] };
     expect(batches.batches.map((b) => b.batch_id)).toContain(r.json.batch_id);
-    const jobs = (await (await fetch(`${ex.url}/admin/v1/jobs?batch_id=${r.json.batch_id as string}`)).json()) as { jobs: { status: string; owner: string }[] };
+    const jobs = (await (await fetch(`${ex.url}/admin/v1/jobs?batch_id=${r.json.batch_id as string}`, { headers: ADMIN })).json()) as { jobs: { status: string; owner: string }[] };
     expect(jobs.jobs).toEqual([expect.objectContaining({ status: 'completed', owner: 'alice@tenant-a' })]);
   });
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dbTarget, postgresAvailable, redisAvailable, TEST_REDIS_URL, type DbTarget } from '../../../test/support/databases';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
 import { v2Client, type TestClient } from '../../../test/support/ts-clients';
+import { ADMIN } from '../../../test/support/admin';
 
 const ready = redisAvailable() && postgresAvailable();
 
@@ -13,7 +14,7 @@ interface AdminJob {
 }
 
 async function adminJobs(ex: RunningExecutor, batchId: string): Promise<AdminJob[]> {
-  const body = (await (await fetch(`${ex.url}/admin/v1/jobs?batch_id=${batchId}`)).json()) as { jobs: AdminJob[] };
+  const body = (await (await fetch(`${ex.url}/admin/v1/jobs?batch_id=${batchId}`, { headers: ADMIN })).json()) as { jobs: AdminJob[] };
   return body.jobs;
 }
 

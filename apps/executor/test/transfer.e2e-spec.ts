@@ -10,6 +10,7 @@ import { freePort } from '../../../test/support/ports';
 import { pyCalls } from '../../../test/support/py-client';
 import { startRouter, until } from '../../../test/support/router-process';
 import { devToken, v2Client, type TestClient } from '../../../test/support/ts-clients';
+import { ADMIN } from '../../../test/support/admin';
 
 /** Two real executors (alpha → beta peer), a local export dir and a real Azurite blob emulator. */
 describe('send, download links and object transfer', () => {
@@ -185,12 +186,12 @@ describe('send, download links and object transfer', () => {
     expect((await execBeta(mallory, "'x' in globals()", other.session_id as string)).stdout).toBe('False\n');
     const faraway = await send({ data_ref: 'x', to: 'faraway', execution_session_id: sid });
     expect(faraway.error).toMatch(/^Plain HTTP to 'faraway\.example\.com' is only permitted for loopback addresses \(localhost, 127\.0\.0\.1, ::1\) or explicitly trusted hosts\..*OBJECT_TRANSFER_TRUSTED_HTTP_HOSTS/);
-    const transfers = (await (await fetch(`${alpha.url}/admin/v1/transfers?owner=alice@tenant-a&limit=200`)).json()) as { transfers: { kind: string; success: boolean; peer: string }[] };
+    const transfers = (await (await fetch(`${alpha.url}/admin/v1/transfers?owner=alice@tenant-a&limit=200`, { headers: ADMIN })).json()) as { transfers: { kind: string; success: boolean; peer: string }[] };
     expect(transfers.transfers.some((t) => t.peer === 'faraway' && !t.success)).toBe(true);
     expect(transfers.transfers.some((t) => t.kind === 'blob' && t.success)).toBe(true);
-    const received = (await (await fetch(`${beta.url}/admin/v1/transfers?direction=in&limit=200`)).json()) as { transfers: { success: boolean; peer: string }[] };
+    const received = (await (await fetch(`${beta.url}/admin/v1/transfers?direction=in&limit=200`, { headers: ADMIN })).json()) as { transfers: { success: boolean; peer: string }[] };
     expect(received.transfers.filter((t) => t.success && t.peer === 'alpha').length).toBeGreaterThanOrEqual(5);
-    const artifacts = (await (await fetch(`${alpha.url}/admin/v1/artifacts?owner=alice@tenant-a`)).json()) as { artifacts: { name: string }[] };
+    const artifacts = (await (await fetch(`${alpha.url}/admin/v1/artifacts?owner=alice@tenant-a`, { headers: ADMIN })).json()) as { artifacts: { name: string }[] };
     expect(artifacts.artifacts.map((x) => x.name)).toEqual(expect.arrayContaining(['report.csv', 'notes.txt', 'plot.svg']));
   });
 

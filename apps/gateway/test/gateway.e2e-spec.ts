@@ -6,6 +6,7 @@ import { startExecutor, type RunningExecutor } from '../../../test/support/execu
 import { ROOT } from '../../../test/support/paths';
 import { startGateway, type RunningRouter } from '../../../test/support/router-process';
 import { devToken, v2Client, type TestClient } from '../../../test/support/ts-clients';
+import { ADMIN } from '../../../test/support/admin';
 
 const DEMO = join(ROOT, 'examples', 'servers', 'demo');
 const demoConfig = { tools: { manifest: join(DEMO, 'tools.yaml') }, skills: { dir: join(DEMO, 'skills') }, sessions: { warm_pool: 1 } };
@@ -27,7 +28,7 @@ describe('gateway: policy by tool name, domain-function policy in the kernel, au
   let demo: RunningExecutor;
   let gw: RunningRouter;
   let alice: TestClient;
-  const audit = async (query: string) => ((await (await fetch(`${gw.url}/admin/v1/audit?${query}`)).json()) as { records: AuditRow[]; next_cursor: string | null }).records;
+  const audit = async (query: string) => ((await (await fetch(`${gw.url}/admin/v1/audit?${query}`, { headers: ADMIN })).json()) as { records: AuditRow[]; next_cursor: string | null }).records;
 
   beforeAll(async () => {
     demo = await startExecutor({ config: demoConfig });
@@ -103,7 +104,7 @@ describe('gateway: policy by tool name, domain-function policy in the kernel, au
     expect(JSON.stringify(rows)).not.toContain('secret_value');
     const denied = await audit('outcome=denied&limit=1');
     expect(denied).toHaveLength(1);
-    const bad = await fetch(`${gw.url}/admin/v1/audit?since=yesterday`);
+    const bad = await fetch(`${gw.url}/admin/v1/audit?since=yesterday`, { headers: ADMIN });
     expect(bad.status).toBe(400);
   });
 });
@@ -134,7 +135,7 @@ describe.runIf(redisAvailable())('gateway rate limit shared by two replicas thro
       const other = await v2Client(gws[0]!.mcpUrl, 'auto', devToken('dave'));
       expect((await other.call('demo_list_sessions', {})).isError).toBe(false);
       await other.close();
-      const rows = (await (await fetch(`${gws[1]!.url}/admin/v1/audit?outcome=rate_limited`)).json()) as { records: AuditRow[] };
+      const rows = (await (await fetch(`${gws[1]!.url}/admin/v1/audit?outcome=rate_limited`, { headers: ADMIN })).json()) as { records: AuditRow[] };
       expect(rows.records[0]).toMatchObject({ principal: 'carol@tenant-a', decision: 'max_calls_per_minute' });
     } finally {
       await Promise.all(clients.map((c) => c.close()));

@@ -6,6 +6,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRouter, type RunningRouter } from '../../../test/support/router-process';
 import { devToken, v2Client } from '../../../test/support/ts-clients';
+import { ADMIN } from '../../../test/support/admin';
 
 /**
  * An upstream that only speaks the 2025 era (sessionful, no /catalog, no /health): the router learns its tools
@@ -46,7 +47,7 @@ describe('router in front of a 2025-era-only MCP server', () => {
   });
 
   it('proxies its tools to modern clients, one upstream session per caller', async () => {
-    const health = (await (await fetch(`${router.url}/admin/v1/upstreams`)).json()) as { upstreams: { state: string; era: string; tools: number }[] };
+    const health = (await (await fetch(`${router.url}/admin/v1/upstreams`, { headers: ADMIN })).json()) as { upstreams: { state: string; era: string; tools: number }[] };
     expect(health.upstreams[0]).toMatchObject({ state: 'healthy', era: 'legacy', tools: 1 });
     const alice = await v2Client(router.mcpUrl, 'auto', devToken('alice'));
     const bob = await v2Client(router.mcpUrl, 'auto', devToken('bob'));

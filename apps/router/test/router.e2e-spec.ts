@@ -5,6 +5,7 @@ import { ROOT } from '../../../test/support/paths';
 import { pyCalls } from '../../../test/support/py-client';
 import { startRouter, until, type RunningRouter } from '../../../test/support/router-process';
 import { devToken, v1Client, v2Client, type TestClient } from '../../../test/support/ts-clients';
+import { ADMIN } from '../../../test/support/admin';
 
 const ex = (name: 'demo' | 'science') => {
   const dir = join(ROOT, 'examples', 'servers', name);
@@ -152,7 +153,7 @@ describe('router over the demo and science executors (real processes)', () => {
     const hits = await alice.call('search_lab_tools', { query: '', top: 999, category: 'tools' });
     expect((hits.json.tools as { server_name: string }[]).every((t) => t.server_name === 'demo')).toBe(true);
     expect((await alice.call('execute_demo_code', { code: '2 + 2' })).json.stdout).toBe('4\n');
-    const admin = (await (await fetch(`${router.url}/admin/v1/upstreams`)).json()) as { upstreams: { name: string; state: string; last_error: string | null }[] };
+    const admin = (await (await fetch(`${router.url}/admin/v1/upstreams`, { headers: ADMIN })).json()) as { upstreams: { name: string; state: string; last_error: string | null }[] };
     expect(admin.upstreams.find((u) => u.name === 'sci')).toMatchObject({ state: 'unavailable', last_error: expect.stringMatching(/ECONNREFUSED|fetch|connect/i) });
     science = await startExecutor({ config: ex('science'), port });
     await until('science back', async () => ((await alice.listTools()).includes('execute_science_code') ? true : undefined));

@@ -42,6 +42,14 @@ export const authConfigSchema = z
     scopes_supported: z.array(z.string()).optional(),
     /** App role that grants /admin/v1. */
     admin_role: z.string().default('Stoa.Admin'),
+    /**
+     * No-op mode: the token /admin/v1 requires (header `X-Stoa-Admin-Token`, or `Authorization: Bearer`), because
+     * loopback is no identity (a kernel or another local user is loopback too). Default: a random one per start,
+     * written to `admin_token_file` (mode 0600) and the path logged. STOA_ADMIN_TOKEN.
+     */
+    admin_token: z.string().min(24, 'use at least 24 characters').optional(),
+    /** Where a no-op server writes its admin token; default `{data dir}/{app}-{port}.admin-token`. STOA_ADMIN_TOKEN_FILE. */
+    admin_token_file: z.string().optional(),
   }).strict())
   .prefault({})
   .superRefine((a, ctx) => {
@@ -61,6 +69,8 @@ export const AUTH_ENV = {
   ENTRA_CLIENT_ID: 'auth.client_id',
   ENTRA_TENANT_ID: 'auth.tenant_id',
   ENTRA_AUTHORITY: 'auth.authority',
+  STOA_ADMIN_TOKEN: 'auth.admin_token',
+  STOA_ADMIN_TOKEN_FILE: 'auth.admin_token_file',
 } as const;
 
 /** Entra settings with every default resolved. */

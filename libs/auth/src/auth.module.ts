@@ -1,6 +1,8 @@
 import { type DynamicModule, Logger, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
+import { resolve } from 'node:path';
+import { noopAdminToken } from './admin-token';
 import { entraSettings, type AuthConfig } from './auth.config';
 import { EntraTokenVerifier } from './entra-verifier';
 import { ENTRA_VERIFIER, EntraStrategy } from './entra.strategy';
@@ -13,6 +15,8 @@ import { WellKnownController } from './well-known.controller';
 export interface AuthModuleOptions {
   auth: AuthConfig;
   publicBaseUrl?: string;
+  /** Where a no-op server writes its random admin token unless `auth.admin_token_file` says otherwise. */
+  adminTokenFile: string;
 }
 
 /** Global auth for an app: principal guard (Entra or no-op), admin role, RFC 9728 discovery, HTTP error shape. */
@@ -20,13 +24,14 @@ export interface AuthModuleOptions {
 export class AuthModule {
   static forRoot(opts: AuthModuleOptions): DynamicModule {
     const { auth } = opts;
+    const admin = auth.mode === 'noop' ? noopAdminToken(auth.admin_token, resolve(auth.admin_token_file ?? opts.adminTokenFile)) : undefined;
     return {
       module: AuthModule,
       global: true,
       imports: [PassportModule],
       controllers: [WellKnownController],
       providers: [
-        { provide: AUTH_SETTINGS, useValue: { mode: auth.mode, adminRole: auth.admin_role } },
+        { provide: AUTH_SETTINGS, useValue: { mode: auth.mode, adminRole: auth.admin_role, adminToken: admin?.token, adminTokenFile: admin?.file } },
         { provide: PROTECTED_RESOURCE_SETTINGS, useValue: { auth, publicBaseUrl: opts.publicBaseUrl } },
         { provide: ENTRA_VERIFIER, useValue: auth.mode === 'entra' ? new EntraTokenVerifier(entraSettings(auth)) : undefined },
         EntraStrategy,
@@ -38,7 +43,12 @@ export class AuthModule {
           // A provider, so the warning goes through the app's structured logger.
           provide: 'STOA_AUTH_MODE_NOTICE',
           useFactory: () => {
-            if (auth.mode === 'noop') new Logger('Auth').warn('AUTHENTICATION IS OFF (no-op development mode): callers are NOT verified and choose their own identity.');
+            if (auth.mode !== 'noop') return auth.mode;
+            const where = admin?.file ? `the token in ${admin.file} (readable only by this user)` : 'the configured auth.admin_token (STOA_ADMIN_TOKEN)';
+            new Logger('Auth').warn(
+              { adminTokenFile: admin?.file },
+              `AUTHENTICATION IS OFF (no-op development mode): callers are NOT verified and choose their own identity. The admin API (/admin/v1) needs the header X-Stoa-Admin-Token: ${where}.`,
+            );
             return auth.mode;
           },
         },

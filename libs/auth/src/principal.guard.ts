@@ -8,10 +8,15 @@ import { isLoopback } from './bind';
 import { IS_ADMIN, IS_PUBLIC } from './decorators';
 import type { AuthFailure } from './entra.strategy';
 import { noopPrincipal } from './noop-auth';
+import { tokenMatches } from './admin-token';
 
 export interface AuthSettings {
   mode: 'noop' | 'entra';
   adminRole: string;
+  /** No-op mode: the token /admin/v1 requires. */
+  adminToken?: string;
+  /** Where it was written, for the refusal message. */
+  adminTokenFile?: string;
 }
 export const AUTH_SETTINGS = Symbol('AUTH_SETTINGS');
 
@@ -61,10 +66,22 @@ export class PrincipalGuard implements CanActivate {
       if (!isLoopback(req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '')) {
         throw new ForbiddenError('The admin API is only available from loopback while authentication is in no-op mode. Configure Entra ID auth to administer this server remotely.');
       }
+      if (!tokenMatches(presentedAdminToken(req), this.settings.adminToken ?? '')) {
+        const where = this.settings.adminTokenFile ? `the token the server wrote to ${this.settings.adminTokenFile} at start` : 'the configured auth.admin_token (STOA_ADMIN_TOKEN)';
+        throw new ForbiddenError(`In no-op auth mode the admin API needs the header X-Stoa-Admin-Token: ${where}. Loopback alone is no identity: kernels and other local users are loopback too.`);
+      }
       return;
     }
     if (!principal.roles.includes(this.settings.adminRole)) {
       throw new ForbiddenError(`This endpoint needs the '${this.settings.adminRole}' app role, which your token does not carry. Ask an Entra administrator to assign it.`);
     }
   }
+}
+
+/** `X-Stoa-Admin-Token`, else a bearer token (dashboards and Swagger send that). */
+function presentedAdminToken(req: PrincipalRequest): string | undefined {
+  const header = req.headers['x-stoa-admin-token'];
+  if (typeof header === 'string') return header.trim();
+  const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
+  return m?.[1]?.trim();
 }

@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -6,7 +6,6 @@ import { ExecutionOutcome, KernelService, type PoolStatus } from '@stoa/kernel';
 import { descendants } from '../../../test/support/processes';
 import { testKernelSandbox } from '../../../test/support/kernel-sandbox';
 
-const isRoot = process.geteuid?.() === 0;
 
 /** Polls the pool until `ok` holds (the pool has no event for this; the deadline makes a stall fail loudly). */
 async function poolUntil(service: KernelService, ok: (s: PoolStatus) => boolean, timeoutMs = 20_000): Promise<PoolStatus> {
@@ -35,7 +34,7 @@ describe('warm kernel pool (real sandboxed kernels)', () => {
     expect(r.outcome).toBe(ExecutionOutcome.completed);
     const [cwd, out, uid] = r.stdout.text().trim().split(' ');
     expect([cwd, out]).toEqual([lease!.dirs.workDir, lease!.dirs.outputDir]);
-    if (isRoot) {
+    if (service.sandbox.dropUids) {
       expect(Number(uid)).toBe(lease!.dirs.uid);
       expect(statSync(lease!.dirs.workDir).uid).toBe(lease!.dirs.uid);
     }
@@ -49,7 +48,7 @@ describe('warm kernel pool (real sandboxed kernels)', () => {
     await poolUntil(service, (s) => s.ready === 2);
     const a = service.takeWarm()!;
     const b = service.takeWarm()!;
-    if (isRoot) expect(a.dirs.uid).not.toBe(b.dirs.uid);
+    if (service.sandbox.dropUids) expect(a.dirs.uid).not.toBe(b.dirs.uid);
     expect(a.dirs.base).not.toBe(b.dirs.base);
     for (const l of [a, b]) {
       await l.kernel.close();
@@ -59,10 +58,12 @@ describe('warm kernel pool (real sandboxed kernels)', () => {
 
   it('replaces a pooled kernel that dies while waiting', async () => {
     const before = await poolUntil(service, (s) => s.ready === 2);
-    // The pooled kernels are this process's bwrap children whose command line names the pool's data dir.
+    // The pooled kernels are this process's children (bwrap, unshare or python) started in the pool's data dir.
     const pooled = descendants(process.pid).filter((pid) => {
       try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dataDir);
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+        return ppid === process.pid && readlinkSync(`/proc/${pid}/cwd`).startsWith(dataDir);
       } catch {
         return false;
       }
