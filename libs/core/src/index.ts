@@ -14,3 +14,5 @@ export { Mutex } from './mutex';
 export { accessLog, LoggingModule, REDACTED_PATHS } from './logging.module';
 /** Python repr of JSON values. */
 export { isPyIdentifier, pyRepr } from './python';
+/** Untrusted input in messages and logs (bounded echoes), JSON nesting bounds. */
+export { clip, ECHO_CHARS, jsonNestsDeeper, kindOf } from './untrusted';
