@@ -53,7 +53,7 @@ export function installHttpBasics(app: NestExpressApplication, opts: HttpBasicsO
   const raw = new Set(opts.rawPaths ?? []);
   app.use((req: Request, res: Response, next: NextFunction) => {
     if (raw.has(req.path)) return next();
-    json(req, res, (err?: unknown) => (err ? refuseBody(req, res, err as BodyError, opts.maxBodyBytes) : next()));
+    json(req, res, (err?: unknown) => (err ? refuseBody(req, res, err, opts.maxBodyBytes) : next()));
   });
 }
 
