@@ -1,7 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
-import { jsonNestsDeeper } from '@stoa/core';
+import { parseJsonBody } from '@stoa/core';
 
 /** Deepest JSON nesting accepted in a request body (the MCP SDK re-serialises bodies recursively). */
 export const MAX_JSON_DEPTH = 100;
@@ -16,11 +16,6 @@ export interface HttpBasicsOptions {
   maxJsonDepth?: number;
 }
 
-/** A body refused before parsing because it nests too deeply. */
-class TooDeepError extends Error {
-  readonly status = 400;
-  readonly type = 'entity.too.deep';
-}
 
 /** Hardening before any route runs: Host/Origin checks (DNS rebinding), security headers on /admin, JSON bodies with a clear 413. */
 export function installHttpBasics(app: NestExpressApplication, opts: HttpBasicsOptions): void {
@@ -41,19 +36,30 @@ export function installHttpBasics(app: NestExpressApplication, opts: HttpBasicsO
     next();
   });
   app.use('/admin', helmet());
-  // The raw bytes stay on the request: a connector forwards them upstream without re-serialising.
+  // JSON bodies are read raw and parsed with a nesting bound (large ones off the event loop); the raw bytes stay
+  // on the request: a connector forwards them upstream without re-serialising.
   const maxDepth = opts.maxJsonDepth ?? MAX_JSON_DEPTH;
-  const json = express.json({
-    limit: opts.maxBodyBytes,
-    verify: (req, _res, buf) => {
-      if (jsonNestsDeeper(buf, maxDepth)) throw new TooDeepError(`JSON nested deeper than ${maxDepth} levels`);
-      (req as Request & { rawBody?: Buffer }).rawBody = buf;
-    },
-  });
+  const read = express.raw({ type: 'application/json', limit: opts.maxBodyBytes });
   const raw = new Set(opts.rawPaths ?? []);
-  app.use((req: Request, res: Response, next: NextFunction) => {
+  app.use((req: Request & { rawBody?: Buffer }, res: Response, next: NextFunction) => {
     if (raw.has(req.path)) return next();
-    json(req, res, (err?: unknown) => (err ? refuseBody(req, res, err, opts.maxBodyBytes) : next()));
+    read(req, res, (err?: unknown) => {
+      if (err) return refuseBody(req, res, err, opts.maxBodyBytes);
+      if (!Buffer.isBuffer(req.body)) return next(); // not JSON: left to the route (415 at /mcp)
+      const buf = req.body;
+      req.rawBody = buf;
+      if (!buf.length) {
+        req.body = {};
+        return next();
+      }
+      parseJsonBody(buf, maxDepth).then(
+        (value) => {
+          req.body = value;
+          next();
+        },
+        (e: Error) => refuseBody(req, res, e, opts.maxBodyBytes),
+      );
+    });
   });
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clip, jsonNestsDeeper, kindOf } from '@stoa/core';
+import { clip, jsonNestsDeeper, kindOf, OFF_LOOP_BYTES, parseJsonBody } from '@stoa/core';
 
 describe('clip', () => {
   it('keeps a short value whole', () => {
@@ -43,3 +43,22 @@ describe('jsonNestsDeeper', () => {
     expect(performance.now() - t0).toBeLessThan(50);
   });
 });
+
+describe('parseJsonBody', () => {
+  it('parses a small body inline and refuses a scalar or too deep one with the reason', async () => {
+    expect(await parseJsonBody(Buffer.from('{"a":[1]}'), 10)).toEqual({ a: [1] });
+    await expect(parseJsonBody(Buffer.from('5'), 10)).rejects.toMatchObject({ status: 400, type: 'entity.parse.failed' });
+    await expect(parseJsonBody(Buffer.from(nestedText(20)), 10)).rejects.toMatchObject({ status: 400, type: 'entity.too.deep', message: 'JSON nested deeper than 10 levels' });
+  });
+
+  it('parses a large body on the worker thread with the same rules', async () => {
+    const name = 'a'.repeat(OFF_LOOP_BYTES * 4);
+    expect(await parseJsonBody(Buffer.from(JSON.stringify({ params: { name } })), 10)).toEqual({ params: { name } });
+    await expect(parseJsonBody(Buffer.from(`{"pad":"${name}","x":${nestedText(20)}}`), 10)).rejects.toMatchObject({ type: 'entity.too.deep' });
+    await expect(parseJsonBody(Buffer.from(`{"pad":"${name}",}`), 10)).rejects.toMatchObject({ type: 'entity.parse.failed' });
+  });
+});
+
+function nestedText(levels: number): string {
+  return '['.repeat(levels) + ']'.repeat(levels);
+}

@@ -44,7 +44,7 @@ export function jsonNestsDeeper(text: Buffer, max: number): boolean {
 }
 
 /** Index of the quote closing a JSON string whose body starts at `from` (escaped quotes skipped), or -1. */
-function closingQuote(text: Buffer, from: number): number {
+export function closingQuote(text: Buffer, from: number): number {
   for (let at = from; ; ) {
     const q = text.indexOf(0x22, at);
     if (q < 0) return -1;
@@ -52,5 +52,23 @@ function closingQuote(text: Buffer, from: number): number {
     while (text[q - 1 - backslashes] === 0x5c) backslashes++;
     if (backslashes % 2 === 0) return q;
     at = q + 1;
+  }
+}
+
+/**
+ * JSON text → value, for request bodies: an object or array at the top (as a JSON-RPC message is) and at most
+ * `maxDepth` levels. Throws an Error whose `type` is `entity.too.deep` or `entity.parse.failed`. Self-contained
+ * (it and the two scanners above run on the off-loop parser thread as they are).
+ */
+export function parseJsonText(buf: Buffer, maxDepth: number): unknown {
+  const fail = (message: string, type: string) => Object.assign(new Error(message), { type });
+  if (jsonNestsDeeper(buf, maxDepth)) throw fail(`JSON nested deeper than ${maxDepth} levels`, 'entity.too.deep');
+  const text = buf.toString('utf8');
+  const first = /\S/.exec(text)?.[0];
+  if (first !== '{' && first !== '[') throw fail('a JSON-RPC message must be a JSON object or array', 'entity.parse.failed');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw fail((err as Error).message, 'entity.parse.failed');
   }
 }
