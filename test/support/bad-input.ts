@@ -83,6 +83,15 @@ export async function openLegacySession(mcpUrl: string, token: string): Promise<
   return sid;
 }
 
+/** The slowest /health round trip of `target` at rest over `ms` (the machine's own noise, measured in the same run). */
+export async function idleStallMs(target: Target, ms = 1000): Promise<number> {
+  const probe = healthProbe(`${target.url}/health`);
+  await probe.ready;
+  await new Promise((r) => setTimeout(r, ms)); // the measuring window itself, not a wait for an event
+  probe.stop();
+  return probe.result;
+}
+
 /**
  * Sends `req` to `target` while a worker thread probes /health back to back (its own event loop, so the
  * test's JSON work cannot inflate the figure), and measures RSS and log growth of the app around it.

@@ -34,12 +34,10 @@ export async function startFleet(executorConfig: Record<string, unknown> = {}): 
   });
   const connectors: [AppKind, RunningRouter][] = [];
   try {
-    const [router, gateway, dispatcher] = await Promise.all([
-      startRouter({ upstreams: [{ name: 'demo', url: executor.mcpUrl, auth: passthrough }] }),
-      startGateway({ upstream: { name: 'demo', url: executor.mcpUrl, auth: passthrough } }),
-      startDispatcher({ workers: [{ name: 'w1', url: executor.url }], worker_auth: passthrough, session_key: KEY, health_check_interval: 1 }),
-    ]);
-    connectors.push(['router', router], ['gateway', gateway], ['dispatcher', dispatcher]);
+    // One after another: three Nest apps booting at once on a busy 2-core machine overrun the start deadline.
+    connectors.push(['router', await startRouter({ upstreams: [{ name: 'demo', url: executor.mcpUrl, auth: passthrough }] })]);
+    connectors.push(['gateway', await startGateway({ upstream: { name: 'demo', url: executor.mcpUrl, auth: passthrough } })]);
+    connectors.push(['dispatcher', await startDispatcher({ workers: [{ name: 'w1', url: executor.url }], worker_auth: passthrough, session_key: KEY, health_check_interval: 1 })]);
   } catch (err) {
     await executor.stop();
     throw err;
