@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import type { PrincipalResolver } from '@stoa/auth';
 import type { Principal } from '@stoa/core';
 import type { RpcBody, UpstreamPool } from '@stoa/connectors';
+import { envelopeRefusal } from '@stoa/mcp';
 import { type DispatchService, toolError } from './dispatch.service';
 
 type RawRequest = IncomingMessage & { body?: unknown; rawBody?: Buffer; principal?: Principal };
@@ -18,7 +19,7 @@ export function dispatcherFastPath(dispatch: DispatchService, pool: UpstreamPool
     if (req.method !== 'POST' || req.url !== '/mcp' || req.headers['mcp-session-id'] || !req.headers['mcp-protocol-version'] || req.headers['mcp-method'] !== 'tools/call') return next();
     const body = req.body as RpcBody | undefined;
     const name = req.headers['mcp-name'];
-    if (typeof name !== 'string' || body?.params?.name !== name || !pool.route(name)) return next();
+    if (typeof name !== 'string' || body?.params?.name !== name || envelopeRefusal(body) || !pool.route(name)) return next();
     void principals.tryResolve(req.headers.authorization).then(async (principal) => {
       if (!principal) return next();
       req.principal = principal;

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown, Optional } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown, Optional } from '@nestjs/common';
 import { CatalogService, catalogTools } from '@stoa/catalog';
 import { ExecutionService } from '@stoa/execution';
 import { JobService } from '@stoa/jobs';
@@ -18,7 +18,6 @@ import { SendService, sendTool, TransferRuntime, withAssetArguments } from '@sto
 /** Binds the executor's tools to the MCP endpoint. */
 @Injectable()
 export class ExecutorMcpService implements OnApplicationShutdown {
-  private readonly logger = new Logger(ExecutorMcpService.name);
   readonly endpoint: McpEndpoint;
   readonly tools: readonly ToolDefinition[];
 
@@ -53,10 +52,9 @@ export class ExecutorMcpService implements OnApplicationShutdown {
       { name: `${config.name}-executor`, version: '0.1.0', instructions: config.description || undefined, tools: () => this.tools, tasks },
       {
         mintSessionId: () => sessions.ids.mint(),
+        // Ending the MCP transport (DELETE, disconnect, idle) never ends the execution session: the kernel stays
+        // until {name}_close_session, idle expiry or shutdown, so a new connection resumes it by execution_session_id.
         legacyIdleMs: Math.max(60_000, config.sessions.idle_timeout_minutes * 60_000),
-        // A client that ends its MCP session no longer needs the kernel bound to it.
-        onLegacySessionClosed: (id, principal) =>
-          void sessions.close(principal, id).catch((err: Error) => this.logger.warn({ err: err.message }, 'closing a legacy session failed')),
       },
     );
   }

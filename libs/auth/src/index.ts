@@ -15,7 +15,7 @@ export { bearerChallenge, protectedResourceMetadata, type ProtectedResourceSetti
 /** Nest module wiring guard, strategy, filter and discovery endpoints. */
 export { AuthModule, type AuthModuleOptions } from './auth.module';
 /** HTTP hardening every app installs: Host/Origin checks, helmet on /admin, JSON bodies with a clear 413. */
-export { installHttpBasics, type HttpBasicsOptions } from './http-basics';
+export { installHttpBasics, MAX_JSON_DEPTH, type HttpBasicsOptions } from './http-basics';
 /** A request's principal outside the guard chain (connector hot paths). */
 export { PrincipalResolver } from './principal-resolver';
 /** `server:` — the HTTP listener block every app shares. */

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
 import type { PrincipalResolver } from '@stoa/auth';
 import { isAppError, type Principal } from '@stoa/core';
+import { envelopeRefusal } from '@stoa/mcp';
 import type { Upstream } from './upstream';
 import type { UpstreamPool } from './upstream-pool';
 
@@ -35,6 +36,7 @@ export interface FastPathHooks {
 }
 
 const logger = new Logger('ConnectorFastPath');
+const CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 
 /**
  * Express middleware in front of Nest's router for `/mcp` of a connector (router, gateway): a 2026-07-28 `tools/call` of an upstream tool is
@@ -48,6 +50,7 @@ export function connectorFastPath(pool: UpstreamPool, principals: PrincipalResol
     if (req.method !== 'POST' || (req.url !== '/mcp' && !req.url?.startsWith('/mcp?')) || req.headers['mcp-session-id'] || !req.headers['mcp-protocol-version']) return next();
     const method = req.headers['mcp-method'];
     const body = req.body as RpcBody | undefined;
+    if (envelopeRefusal(body)) return next(); // unbounded names / ids: the endpoint refuses them with the reason
     let route: Upstream | undefined;
     if (method === 'tools/call') {
       const name = req.headers['mcp-name'];
@@ -98,7 +101,8 @@ async function relayTask(pool: UpstreamPool, method: string, res: ServerResponse
   for (const upstream of pool.upstreams().filter((u) => u.healthy && u.era === 'modern')) {
     try {
       const authorization = await pool.authorization(upstream, principal);
-      const r = await upstream.http.rpc(method, { taskId: body.params?.taskId }, { authorization, name: body.params?.taskId });
+      // The caller's declared capabilities travel with the request: the upstream checks the Tasks extension.
+      const r = await upstream.http.rpc(method, { taskId: body.params?.taskId }, { authorization, name: body.params?.taskId, clientCapabilities: clientCapabilitiesOf(body) });
       if (r.result) return json(res, { jsonrpc: '2.0', id: body.id ?? null, result: r.result });
       if (r.error) last = r.error;
     } catch (err) {
@@ -106,6 +110,12 @@ async function relayTask(pool: UpstreamPool, method: string, res: ServerResponse
     }
   }
   json(res, { jsonrpc: '2.0', id: body.id ?? null, error: last });
+}
+
+/** The capabilities a 2026-07-28 request declared in its `_meta` envelope (an empty set when absent). */
+function clientCapabilitiesOf(body: RpcBody): Record<string, unknown> {
+  const caps = (body.params?._meta as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES];
+  return caps && typeof caps === 'object' && !Array.isArray(caps) ? (caps as Record<string, unknown>) : {};
 }
 
 function json(res: ServerResponse, body: unknown): void {

@@ -91,9 +91,9 @@ export class UpstreamHttp {
   async rpc(
     method: string,
     params: Record<string, unknown>,
-    opts: { authorization?: string; signal?: AbortSignal; name?: string; headers?: Record<string, string>; onNotification?: (m: RpcMessage) => void },
+    opts: { authorization?: string; signal?: AbortSignal; name?: string; headers?: Record<string, string>; clientCapabilities?: Record<string, unknown>; onNotification?: (m: RpcMessage) => void },
   ): Promise<RpcMessage> {
-    const meta = { ...((params._meta as Record<string, unknown> | undefined) ?? {}), [PROTOCOL_META]: MODERN, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'stoa-connector', version: '0.1.0' } };
+    const meta = { ...((params._meta as Record<string, unknown> | undefined) ?? {}), [PROTOCOL_META]: MODERN, 'io.modelcontextprotocol/clientCapabilities': opts.clientCapabilities ?? {}, 'io.modelcontextprotocol/clientInfo': { name: 'stoa-connector', version: '0.1.0' } };
     const id = 1;
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': method };
     if (opts.name) headers['mcp-name'] = opts.name;

@@ -1,11 +1,11 @@
-import { AppError, ErrorKind } from '@stoa/core';
+import { AppError, clip, ErrorKind } from '@stoa/core';
 
 /** Unknown job, or someone else's (identical answers). */
 export class JobNotFoundError extends AppError {
   readonly code = 'JOB_NOT_FOUND';
   readonly kind = ErrorKind.notFound;
   constructor(id: string) {
-    super(`Job ${id} not found`);
+    super(`Job ${clip(id)} not found`);
   }
 }
 
@@ -14,6 +14,6 @@ export class BatchNotFoundError extends AppError {
   readonly code = 'BATCH_NOT_FOUND';
   readonly kind = ErrorKind.notFound;
   constructor(id: string) {
-    super(`404: Batch '${id}' not found`);
+    super(`404: Batch '${clip(id)}' not found`);
   }
 }

@@ -8,3 +8,5 @@ export { TASKS_EXTENSION } from './tasks';
 export { errorToToolResult, taskWire, toToolResult } from './tool-result';
 /** Tools as tools/list shows them (for GET /catalog). */
 export { listedTools, type ListedTool } from './listed-tools';
+/** Requests refused before the SDK (HTTP method, Content-Type, unbounded names and ids). */
+export { envelopeRefusal, MAX_NAME_CHARS, MCP_HTTP_METHODS, transportRefusal, type Refusal } from './request-guard';

@@ -2,11 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
 import { NodeStreamableHTTPServerTransport, toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, fromJsonSchema, isInitializeRequest, isLegacyRequest, type JsonSchemaType, McpServer, type ServerContext } from '@modelcontextprotocol/server';
-import type { Principal } from '@stoa/core';
+import { clip, type Principal } from '@stoa/core';
 import type { McpServerSpec, ToolContext, ToolDefinition } from './mcp.types';
 import { compactJsonSchema } from './compact-schema';
 import { declaresTasks, principalOf, registerTaskMethods, TASKS_EXTENSION } from './tasks';
 import { errorToToolResult, toToolResult } from './tool-result';
+import { envelopeRefusal, type Refusal, transportRefusal } from './request-guard';
+import { withReadableErrors } from './readable-errors';
 
 /** A Node request after our auth middleware ran. */
 export type McpRequest = IncomingMessage & { body?: unknown; auth?: unknown };
@@ -14,10 +16,11 @@ export type McpRequest = IncomingMessage & { body?: unknown; auth?: unknown };
 export interface McpEndpointOptions {
   /** Mints `Mcp-Session-Id`s for 2025-era clients (we use execution session ids, so both are one id). */
   mintSessionId: () => string;
-  /** Legacy MCP sessions idle longer than this are closed. */
+  /**
+   * 2025-era MCP sessions (transports) idle longer than this are dropped. Only the transport ends: execution
+   * sessions (kernels) have their own lifetime and outlive the MCP connection that made them.
+   */
   legacyIdleMs: number;
-  /** Called when a legacy client ends its MCP session (DELETE) or it is evicted. */
-  onLegacySessionClosed?: (sessionId: string, principal: Principal) => void;
 }
 
 interface LegacySession {
@@ -41,7 +44,7 @@ export class McpEndpoint {
     private readonly spec: McpServerSpec,
     private readonly opts: McpEndpointOptions,
   ) {
-    const handler = createMcpHandler((ctx) => this.buildServer(ctx.era), { legacy: 'reject', onerror: (e) => this.logger.warn({ err: e.message }, 'mcp request rejected') });
+    const handler = createMcpHandler((ctx) => this.buildServer(ctx.era), { legacy: 'reject', onerror: (e) => this.logger.warn({ err: clip(e.message, 300) }, 'mcp request rejected') });
     this.modern = toNodeHandler(handler);
     this.sweeper = setInterval(() => this.evictIdle(), Math.max(1000, Math.min(60_000, opts.legacyIdleMs / 2)));
     this.sweeper.unref();
@@ -54,6 +57,8 @@ export class McpEndpoint {
 
   /** Serves one HTTP request at /mcp for an authenticated `principal`. */
   async handle(req: McpRequest, res: ServerResponse, principal: Principal): Promise<void> {
+    const refusal = transportRefusal(req) ?? (req.method === 'POST' ? envelopeRefusal(req.body) : undefined);
+    if (refusal) return refuse(res, refusal);
     req.auth = { token: principal.token ?? '', clientId: principal.id, scopes: [...principal.scopes], extra: { principal, functionPolicy: functionPolicyOf(req) } };
     if (await this.isLegacy(req)) return this.handleLegacy(req, res, principal);
     await this.modern(req as never, res, req.body);
@@ -83,13 +88,13 @@ export class McpEndpoint {
     if (typeof sid === 'string' && sid) {
       const session = this.legacy.get(sid);
       // Someone else's MCP session answers exactly like an unknown one.
-      if (!session || session.principal.id !== principal.id) return jsonRpcError(res, 404, -32001, 'Session not found. Re-initialize the MCP connection.');
+      if (!session || session.principal.id !== principal.id) return refuse(res, { status: 404, code: -32001, message: 'Session not found. Re-initialize the MCP connection.' });
       session.lastUsed = Date.now();
       session.principal = principal;
       return session.transport.handleRequest(req as never, res, req.body);
     }
     if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
-      return jsonRpcError(res, 400, -32000, 'Bad Request: no Mcp-Session-Id header. Send initialize first (2025-era clients) or use the 2026-07-28 per-request envelope.');
+      return refuse(res, { status: 400, code: -32000, message: 'Bad Request: no Mcp-Session-Id header. Send initialize first (2025-era clients) or use the 2026-07-28 per-request envelope.' });
     }
     const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: this.opts.mintSessionId,
@@ -102,10 +107,7 @@ export class McpEndpoint {
   }
 
   private dropLegacy(id: string): void {
-    const session = this.legacy.get(id);
-    if (!session) return;
     this.legacy.delete(id);
-    this.opts.onLegacySessionClosed?.(id, session.principal);
   }
 
   private evictIdle(): void {
@@ -121,7 +123,7 @@ export class McpEndpoint {
   private buildServer(era: 'legacy' | 'modern'): McpServer {
     const tasks = era === 'modern' ? this.spec.tasks : undefined;
     const capabilities = tasks ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {} };
-    const server = new McpServer({ name: this.spec.name, version: this.spec.version }, { instructions: this.spec.instructions, capabilities });
+    const server = withReadableErrors(new McpServer({ name: this.spec.name, version: this.spec.version }, { instructions: this.spec.instructions, capabilities }));
     for (const tool of this.spec.tools()) this.register(server, tool);
     if (tasks) registerTaskMethods(server, tasks);
     return server;
@@ -186,7 +188,7 @@ function toolContext(ctx: ServerContext): ToolContext {
   };
 }
 
-function jsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
+function refuse(res: ServerResponse, r: Refusal): void {
+  res.writeHead(r.status, { 'content-type': 'application/json', ...r.headers });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: r.code, message: r.message }, id: r.id ?? null }));
 }

@@ -1,11 +1,11 @@
-import { AppError, ErrorKind } from '@stoa/core';
+import { AppError, clip, ErrorKind } from '@stoa/core';
 
 /** Unknown id, or an id owned by someone else (the two answer identically). */
 export class SessionNotFoundError extends AppError {
   readonly code = 'SESSION_NOT_FOUND';
   readonly kind = ErrorKind.notFound;
   constructor(id: string, activeForCaller: number) {
-    super(`Session ${id} not found. It may have expired or been cleaned up. Active sessions: ${activeForCaller}`);
+    super(`Session ${clip(id)} not found. It may have expired or been cleaned up. Active sessions: ${activeForCaller}`);
   }
 }
 
@@ -15,7 +15,7 @@ export class SessionExpiredError extends AppError {
   readonly kind = ErrorKind.notFound;
   constructor(id: string, reason: string | null) {
     super(
-      `Session ${id} has expired${reason ? ` (${reason})` : ''} and its kernel state is gone. ` +
+      `Session ${clip(id)} has expired${reason ? ` (${reason})` : ''} and its kernel state is gone. ` +
         'Start a new session: call the execute tool again without execution_session_id, and re-create any variables you need.',
     );
   }
@@ -26,7 +26,7 @@ export class SessionClosedError extends AppError {
   readonly code = 'SESSION_CLOSED';
   readonly kind = ErrorKind.notFound;
   constructor(id: string) {
-    super(`Session ${id} was closed. Start a new session: call the execute tool again without execution_session_id.`);
+    super(`Session ${clip(id)} was closed. Start a new session: call the execute tool again without execution_session_id.`);
   }
 }
 

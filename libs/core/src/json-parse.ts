@@ -1,0 +1,89 @@
+import { Worker } from 'node:worker_threads';
+import { closingQuote, jsonNestsDeeper, parseJsonText } from './untrusted';
+
+/** Bodies at least this large are parsed on a worker thread, so the event loop keeps serving others. */
+export const OFF_LOOP_BYTES = 256 * 1024;
+
+/** A body refused by `parseJsonBody` (400): unreadable JSON or nesting over the limit. */
+export class JsonBodyError extends Error {
+  readonly status = 400;
+  constructor(
+    message: string,
+    readonly type: 'entity.parse.failed' | 'entity.too.deep',
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Parses a JSON request body (object or array at the top, as a JSON-RPC message is) with a nesting bound.
+ * Small bodies parse inline; large ones (a 10 MB code cell or a 10 MB tool name) on one shared worker thread —
+ * decoding and parsing 10 MB takes a few hundred ms on a busy machine, which would stall every other request.
+ */
+export async function parseJsonBody(buf: Buffer, maxDepth: number): Promise<unknown> {
+  if (buf.length >= OFF_LOOP_BYTES) return offLoop().parse(buf, maxDepth);
+  try {
+    return parseJsonText(buf, maxDepth);
+  } catch (err) {
+    throw asBodyError(err as Error & { type?: string });
+  }
+}
+
+function asBodyError(err: { message: string; type?: string }): JsonBodyError {
+  return new JsonBodyError(err.message, err.type === 'entity.too.deep' ? 'entity.too.deep' : 'entity.parse.failed');
+}
+
+type Reply = { id: number; value?: unknown; error?: string; type?: JsonBodyError['type'] };
+
+/** One lazily started worker thread that parses bodies in turn (unref'd: it never keeps the process alive). */
+class OffLoopParser {
+  private readonly worker: Worker;
+  private readonly waiting = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private seq = 0;
+
+  constructor() {
+    const source = [closingQuote, jsonNestsDeeper, parseJsonText].map((f) => f.toString()).join('\n') + WORKER_MAIN;
+    this.worker = new Worker(source, { eval: true });
+    this.worker.unref();
+    this.worker.on('message', (r: Reply) => {
+      const w = this.waiting.get(r.id);
+      this.waiting.delete(r.id);
+      if (r.error !== undefined) w?.reject(asBodyError({ message: r.error, type: r.type }));
+      else w?.resolve(r.value);
+    });
+    this.worker.on('error', (err) => this.failAll(err));
+    this.worker.on('exit', () => {
+      this.failAll(new Error('the JSON parser thread exited'));
+      if (parser === this) parser = undefined;
+    });
+  }
+
+  parse(buf: Buffer, maxDepth: number): Promise<unknown> {
+    const id = ++this.seq;
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.worker.postMessage({ id, buf, maxDepth }); // copied: the caller keeps the raw bytes (connectors forward them)
+    });
+  }
+
+  private failAll(err: Error): void {
+    for (const w of this.waiting.values()) w.reject(err);
+    this.waiting.clear();
+  }
+}
+
+const WORKER_MAIN = `
+const { parentPort } = require('node:worker_threads');
+parentPort.on('message', ({ id, buf, maxDepth }) => {
+  try {
+    parentPort.postMessage({ id, value: parseJsonText(Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength), maxDepth) });
+  } catch (err) {
+    parentPort.postMessage({ id, error: err.message, type: err.type });
+  }
+});`;
+
+let parser: OffLoopParser | undefined;
+function offLoop(): OffLoopParser {
+  parser ??= new OffLoopParser();
+  return parser;
+}
