@@ -56,7 +56,7 @@ describe('ToolSearch', () => {
 
 describe('ToolSearch limits', () => {
   const args = (query: string) => searchInputSchema.parse({ query });
-  const timed = (fn: () => unknown) => {
+  const timed = <T>(fn: () => T) => {
     const t0 = performance.now();
     const out = fn();
     return { out, ms: performance.now() - t0 };
