@@ -31,6 +31,8 @@ async function whileHealthPolled<T>(url: string, call: () => Promise<T>): Promis
   }
 }
 
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
 /** One stateless 2026-07-28 tools/call by raw fetch (so this process does little JSON work while it polls /health). */
 async function rawToolCall(mcpUrl: string, tool: string, args: Record<string, unknown>): Promise<{ isError: boolean; text: string; json: Record<string, unknown> }> {
   const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: args, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } };
@@ -68,10 +70,17 @@ describe('tool inputs on an executor and through a router', () => {
 
   it('a 1 MB search word is refused at once with the configured limit; /health stalls no longer than for any 1 MB call', async () => {
     for (const [target, base, tool, limit] of [['executor', ex.url, 'search_demo_tools', 4000], ['router', router.url, 'search_lab_tools', 3000]] as const) {
-      // Same-run baseline: a trivial tool called with as many bytes (the transport's share of the cost, which is not search's).
-      const transport = await whileHealthPolled(base, () => rawToolCall(`${base}/mcp`, 'demo_list_sessions', { pad: 'q'.repeat(1_048_576) }));
+      // Same-run baseline: a trivial tool called with as many bytes (the transport's share of the cost, which is not
+      // search's), alternated with the search, 3 rounds each; the medians of each round's slowest /health are compared.
+      const stalls = { transport: [] as number[], search: [] as number[] };
+      for (let round = 0; round < 2; round++) {
+        stalls.transport.push((await whileHealthPolled(base, () => rawToolCall(`${base}/mcp`, 'demo_list_sessions', { pad: 'q'.repeat(1_048_576) }))).slowestHealthMs);
+        stalls.search.push((await whileHealthPolled(base, () => rawToolCall(`${base}/mcp`, tool, { query: 'q'.repeat(1_048_576) }))).slowestHealthMs);
+      }
+      stalls.transport.push((await whileHealthPolled(base, () => rawToolCall(`${base}/mcp`, 'demo_list_sessions', { pad: 'q'.repeat(1_048_576) }))).slowestHealthMs);
       const t0 = performance.now();
       const { result, slowestHealthMs, polls } = await whileHealthPolled(base, () => rawToolCall(`${base}/mcp`, tool, { query: 'q'.repeat(1_048_576) }));
+      stalls.search.push(slowestHealthMs);
       expect({ target, isError: result.isError, error: result.json.error }).toEqual({
         target,
         isError: true,
@@ -80,8 +89,7 @@ describe('tool inputs on an executor and through a router', () => {
       expect(result.text.length).toBeLessThan(1000); // the query is not echoed
       expect(performance.now() - t0).toBeLessThan(2000);
       expect(polls).toBeGreaterThan(0);
-      expect({ target, slowestHealthMs, transport: transport.slowestHealthMs }).toEqual({ target, slowestHealthMs: expect.any(Number), transport: expect.any(Number) });
-      expect(slowestHealthMs).toBeLessThan(100 + transport.slowestHealthMs);
+      expect(median(stalls.search)).toBeLessThan(100 + median(stalls.transport));
     }
   });
 
