@@ -57,7 +57,7 @@ export function variantRanker(catalog: DomainCatalog, v: Variant, top: number): 
     fields,
     tokenize,
     processTerm,
-    searchOptions: { boost, bm25: { k: 1.5, b: 0.75, d: 0.5 }, prefix: (t: string) => t.length >= 5, fuzzy: (t: string) => (t.length >= 7 ? 0.15 : false) },
+    searchOptions: { boost, bm25: { k: 1.5, b: 0.75, d: 0.5 }, prefix: (t: string, i: number) => i < 24 && t.length >= 5, fuzzy: (t: string, i: number) => (i < 24 && t.length >= 7 && t.length <= 32 ? 0.15 : false), maxFuzzy: 3 },
   });
   index.addAll(
     catalog.tools.map((t) => ({

@@ -41,9 +41,9 @@ export class ExecutorMcpService implements OnApplicationShutdown {
         jobs,
         tasks,
       ),
-      ...domainTools(config.name, catalog),
+      ...domainTools(config.name, catalog, config.search),
       ...sessionTools(config.name, sessions, execution),
-      ...jobTools(config.name, jobs, sessions, execution, config.execution.max_timeout),
+      ...jobTools(config.name, jobs, sessions, execution, { maxTimeout: config.execution.max_timeout, maxInputs: config.execution.parallel_max_inputs }),
       sendTool(config.name, send, config.transfer.link_ttl_seconds),
       ...(dataCatalog ? catalogTools(dataCatalog, { executeTool: `execute_${config.name}_code` }) : []),
     ];

@@ -11,7 +11,7 @@ import { JOBS_ENV, jobsConfigSchema } from '@stoa/jobs';
 import { catalogConfigSchema, resolveCatalogConfig, type CatalogSettings } from '@stoa/catalog';
 import { peersConfigSchema, publishersConfigSchema, TRANSFER_ENV, transferConfigSchema } from '@stoa/transfer';
 import { SESSION_ENV, sessionConfigSchema } from '@stoa/sessions';
-import { loadDomain, skillsConfigSchema, toolsConfigSchema, type LoadedDomain } from '@stoa/tools';
+import { loadDomain, SEARCH_ENV, searchConfigSchema, skillsConfigSchema, toolsConfigSchema, type LoadedDomain } from '@stoa/tools';
 
 /** `environment:` — how kernels' Python is built (@stoa/provision) and what they inherit (@stoa/kernel). */
 const environmentSchema = z
@@ -40,6 +40,8 @@ export const executorConfigSchema = z
     jobs: jobsConfigSchema,
     tools: toolsConfigSchema,
     skills: skillsConfigSchema,
+    /** Bounds of search_{name}_tools queries. */
+    search: searchConfigSchema,
     /** Download links, handles, asset tags, object-transfer limits. */
     transfer: transferConfigSchema,
     /** `{name}_send` destinations besides `user`: local dir, blob container, static peer servers. */
@@ -77,6 +79,7 @@ const ENV_MAP = {
   ...EXECUTION_ENV,
   ...JOBS_ENV,
   ...TRANSFER_ENV,
+  ...SEARCH_ENV,
 };
 
 /** Resolved, ready-to-use settings derived from the config. */

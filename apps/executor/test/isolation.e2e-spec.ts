@@ -55,7 +55,9 @@ describe('two identities are isolated on every session tool', () => {
 
   it('close_session of a foreign id reports like an unknown id and leaves the session alive', async () => {
     const r = await bob.call('demo_close_session', { session_id: aliceSession });
-    expect(r.json).toEqual({ success: true, message: `Session ${aliceSession} closed successfully`, remaining_sessions: 0 });
+    const unknown = await bob.call('demo_close_session', { session_id: 's-unknown' });
+    expect(r).toMatchObject({ isError: true, json: { success: false, error: `Session ${aliceSession} not found. It may have expired or been cleaned up. Active sessions: 0` } });
+    expect(unknown.json.error).toBe((r.json.error as string).replace(aliceSession, 's-unknown'));
     const still = await alice.call('execute_demo_code', { code: 'print(secret)', execution_session_id: aliceSession });
     expect(still.json.stdout).toBe('alice-only\n');
   });

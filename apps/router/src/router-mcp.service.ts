@@ -48,7 +48,7 @@ export class RouterMcpService implements OnApplicationShutdown {
 
   private rebuild(): void {
     const c = this.settings.config;
-    this.current = [...proxyTools(this.pool), ...routerTools(c.name, this.pool, c.bridges)];
+    this.current = [...proxyTools(this.pool), ...routerTools(c.name, this.pool, c.bridges, c.search)];
   }
 
   /**

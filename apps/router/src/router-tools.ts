@@ -2,8 +2,8 @@ import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { Principal } from '@stoa/core';
 import type { Upstream, UpstreamPool } from '@stoa/connectors';
-import { defineTool, RawToolResult, type ToolContext, type ToolDefinition } from '@stoa/mcp';
-import { planInputSchema, searchInputSchema, StateGraph, ToolSearch, type Bridge, type DomainCatalog } from '@stoa/tools';
+import { defineTool, RawToolResult, ToolFailure, type ToolContext, type ToolDefinition } from '@stoa/mcp';
+import { planInputSchema, searchInputSchema, StateGraph, ToolSearch, type Bridge, type DomainCatalog, type SearchConfig } from '@stoa/tools';
 
 /**
  * 2025-era callers keep their kernel through their MCP session, as on an executor: the router remembers which
@@ -30,11 +30,9 @@ export function proxyTools(pool: UpstreamPool): ToolDefinition[] {
         if (known) [input.execution_session_id, injected] = [known, true];
       }
       const result = await pool.call(route.upstream, ctx.principal, tool.name, input, { signal: ctx.signal, onProgress: relay(ctx) });
-      if (key && injected && result.isError) legacyKernels.delete(key); // expired upstream session: the next call starts afresh
-      else if (key) {
-        const sid = sessionIdOf(result);
-        if (sid) legacyKernels.set(key, sid);
-      }
+      const sid = key ? sessionIdOf(result) : undefined;
+      if (key && sid) legacyKernels.set(key, sid);
+      else if (key && injected && result.isError) legacyKernels.delete(key); // the upstream session is gone: the next call starts afresh
       return new RawToolResult(result);
     },
   }));
@@ -77,7 +75,7 @@ interface Catalogued {
 }
 
 /** search / load_skill / plan over every healthy upstream (reference §8.2, §8.3, §8.6). */
-export function routerTools(router: string, pool: UpstreamPool, bridges: readonly Bridge[]): ToolDefinition[] {
+export function routerTools(router: string, pool: UpstreamPool, bridges: readonly Bridge[], limits?: SearchConfig): ToolDefinition[] {
   const live: Catalogued[] = pool
     .upstreams()
     .filter((u) => u.catalog)
@@ -87,7 +85,7 @@ export function routerTools(router: string, pool: UpstreamPool, bridges: readonl
   const out: ToolDefinition[] = [];
   const skillTool = `load_${router}_skill`;
   if (catalogs.some((c) => c.tools.length || c.skills.length)) {
-    const search = new ToolSearch(catalogs, (server) => `execute_${server}_code`, (skill, server) => `Load with ${skillTool}(skill_name="${skill.name}", upstream="${upstreamOf.get(server) ?? server}")`);
+    const search = new ToolSearch(catalogs, (server) => `execute_${server}_code`, (skill, server) => `Load with ${skillTool}(skill_name="${skill.name}", upstream="${upstreamOf.get(server) ?? server}")`, limits);
     out.push(
       defineTool({
         name: `search_${router}_tools`,
@@ -118,17 +116,17 @@ function loadSkillTool(router: string, pool: UpstreamPool, live: Catalogued[]): 
     handler: async ({ skill_name, upstream }, ctx) => {
       if (upstream) {
         const target = live.find((l) => l.upstream.name === upstream);
-        if (!target) return { error: `Unknown upstream '${upstream}'.`, available_upstreams: live.map((l) => l.upstream.name) };
+        if (!target) return new ToolFailure({ error: `Unknown upstream '${upstream}'.`, available_upstreams: live.map((l) => l.upstream.name) });
         return load(pool, target, skill_name, ctx.principal, ctx.signal);
       }
       const matches = live.filter((l) => l.catalog.skills.some((s) => s.name === skill_name));
       if (matches.length > 1) {
-        return {
+        return new ToolFailure({
           error: `Skill '${skill_name}' exists on multiple upstreams: [${matches.map((m) => `'${m.upstream.name}'`).join(', ')}]. Specify the 'upstream' parameter to disambiguate.`,
           matches: matches.map((m) => ({ skill_name, upstream: m.upstream.name })),
-        };
+        });
       }
-      if (!matches.length) return { error: `Skill '${skill_name}' not found.`, available_skills: [...new Set(live.flatMap((l) => l.catalog.skills.map((s) => s.name)))].sort() };
+      if (!matches.length) return new ToolFailure({ error: `Skill '${skill_name}' not found.`, available_skills: [...new Set(live.flatMap((l) => l.catalog.skills.map((s) => s.name)))].sort() });
       return load(pool, matches[0]!, skill_name, ctx.principal, ctx.signal);
     },
   });

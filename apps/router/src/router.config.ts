@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
 import { ConfigError, loadConfig } from '@stoa/config';
 import { applyConnectorPort, CONNECTOR_ENV, poolConfigSchema, upstreamSchema } from '@stoa/connectors';
+import { SEARCH_ENV, searchConfigSchema } from '@stoa/tools';
 
 /** A cross-server link between states (navigation aid in the unified plan). */
 const bridgeSchema = z.object({ from_state: z.string().min(1), to_state: z.string().min(1), description: z.string().default('') });
@@ -15,10 +16,12 @@ export const routerConfigSchema = z.object({
   upstreams: z.array(upstreamSchema).min(1, 'a router needs at least one upstream (upstreams: in YAML or UPSTREAM_<NAME>_URL)'),
   bridges: z.array(bridgeSchema).default([]),
   connectors: poolConfigSchema,
+  /** Bounds of search_{name}_tools queries. */
+  search: searchConfigSchema,
 });
 export type RouterConfig = z.output<typeof routerConfigSchema>;
 
-const ENV_MAP = CONNECTOR_ENV;
+const ENV_MAP = { ...CONNECTOR_ENV, ...SEARCH_ENV };
 
 /**
  * `UPSTREAM_<NAME>_URL` adds an upstream (or replaces the URL of the one with that name); names are lowercased

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { z } from 'zod';
 import { isAppError } from '@stoa/core';
-import { defineTool, integer, type ToolDefinition } from '@stoa/mcp';
+import { defineTool, integer, ToolFailure, type ToolDefinition } from '@stoa/mcp';
 import type { CatalogService } from './catalog.service';
 import { MAX_QUERY_ROWS, MAX_SEARCH_TOP } from './catalog.service';
 import { type CatalogArtifact, SourceType } from './catalog.types';
@@ -22,12 +22,12 @@ function view(a: CatalogArtifact & { score?: number | null }): Record<string, un
   return out;
 }
 
-/** Our own errors become the reference's `{"error": …}` result; anything else is a server fault. */
-async function orError<T>(work: () => Promise<T>): Promise<T | { error: string }> {
+/** Our own errors become the reference's `{"error": …}` result (flagged isError); anything else is a server fault. */
+async function orError<T>(work: () => Promise<T>): Promise<T | ToolFailure> {
   try {
     return await work();
   } catch (err) {
-    if (isAppError(err)) return { error: err.message };
+    if (isAppError(err)) return new ToolFailure({ error: err.message });
     throw err;
   }
 }

@@ -6,9 +6,15 @@ import { EXECUTION_SETTINGS, ExecutionService, type ExecutionSettings } from './
 import type { ExecuteResult } from './execution.types';
 import { emptyResult, shapeResult } from './result-shape';
 
-/** Validates parallel_execute inputs (reference §5.1) and returns each item's code. */
-export function batchItemCodes(code: string, inputs: unknown, resultVariable: string): string[] {
+/** Validates parallel_execute inputs (reference §5.1, plus a size cap) and returns each item's code. */
+export function batchItemCodes(code: string, inputs: unknown, resultVariable: string, maxInputs: number): string[] {
   if (!Array.isArray(inputs) || !inputs.length) throw new InvalidInputError("'inputs' must be a non-empty list of dictionaries");
+  if (inputs.length > maxInputs) {
+    throw new InvalidInputError(
+      `'inputs' must have at most ${maxInputs} entries (got ${inputs.length}). Split the work into batches of at most ${maxInputs} inputs, ` +
+        'or give each input a chunk of the work to loop over in the code template. Nothing was started.',
+    );
+  }
   if (!inputs.every((i) => i && typeof i === 'object' && !Array.isArray(i))) throw new InvalidInputError("Every entry in 'inputs' must be a dictionary");
   if (resultVariable && !isPyIdentifier(resultVariable)) throw new InvalidInputError("'result_variable' must be a valid Python identifier");
   return (inputs as Record<string, unknown>[]).map((input, i) => {

@@ -10,6 +10,8 @@ export const executionConfigSchema = z
     promotion_threshold_s: nonNegative.default(60),
     /** Batch items run at once on this replica; unset → PARALLEL_EXECUTE_MAX_CONCURRENCY or the CPU count; 0 = unlimited. */
     parallel_max_concurrency: z.coerce.number().int().min(0).optional(),
+    /** Most inputs one parallel_execute call accepts (each is a job row and a kernel run); more are refused before anything is written. */
+    parallel_max_inputs: positiveInt.default(1000),
     default_timeout: positiveInt.default(300),
     max_timeout: positiveInt.default(600),
     /** Characters per stream before truncation; 0 disables; unset → CODE_OUTPUT_TRUNCATION_THRESHOLD or 50000. */
@@ -50,6 +52,7 @@ export const EXECUTION_ENV = {
   STOA_MAX_TIMEOUT: 'execution.max_timeout',
   STOA_EXECUTION_MODE: 'execution.mode',
   PARALLEL_EXECUTE_MAX_CONCURRENCY: 'execution.parallel_max_concurrency',
+  PARALLEL_EXECUTE_MAX_INPUTS: 'execution.parallel_max_inputs',
 } as const;
 
 /** Guards the relation between the two timeouts. */

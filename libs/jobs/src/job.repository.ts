@@ -12,6 +12,12 @@ export interface JobFilter {
   batchId?: string;
 }
 
+/**
+ * Rows per INSERT: 18 columns × 500 = 9000 bound parameters, under the variable limits of SQLite (32766 in the
+ * bundled build) and PostgreSQL (65535), so a batch of any size is written in statements of bounded size.
+ */
+const INSERT_CHUNK = 500;
+
 /** The only code touching the `jobs` and `batches` tables. */
 @Injectable()
 export class JobRepository {
@@ -21,7 +27,13 @@ export class JobRepository {
   ) {}
 
   async insertJobs(records: JobRecord[]): Promise<void> {
-    if (records.length) await this.jobs.insert(records.map(toJobEntity));
+    for (let i = 0; i < records.length; i += INSERT_CHUNK) await this.jobs.insert(records.slice(i, i + INSERT_CHUNK).map(toJobEntity));
+  }
+
+  /** Removes a batch and its items (a batch whose creation failed half-way). */
+  async deleteBatch(id: string): Promise<void> {
+    await this.jobs.delete({ batchId: id });
+    await this.batches.delete({ id });
   }
 
   async updateJob(id: string, patch: Partial<JobRecord>): Promise<void> {

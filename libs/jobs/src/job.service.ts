@@ -69,7 +69,10 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
     return record;
   }
 
-  /** Creates a batch and its queued items, then enqueues them (any replica may run them). */
+  /**
+   * Creates a batch and its queued items, then enqueues them (any replica may run them). The batch row is written
+   * after its items, so no reader sees a batch without jobs; if any step fails, what was written or queued is removed.
+   */
   async createBatch(owner: string, parentSessionId: string, resultVariable: string, items: { sessionId: string; data: Record<string, unknown> }[]): Promise<{ batch: BatchRecord; jobs: JobRecord[] }> {
     const now = Date.now();
     const batch: BatchRecord = { id: randomId('b_'), owner, parentSessionId, resultVariable, total: items.length, createdAt: now, cancelledAt: null };
@@ -77,10 +80,28 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
       id: randomId('j_'), owner, kind: JobKind.batchItem, sessionId: item.sessionId, batchId: batch.id, inputIndex: i, status: JobStatus.queued, description: '',
       replica: null, createdAt: now, startedAt: null, completedAt: null, stdout: '', stderr: '', error: null, result: null, payload: null, promoted: false,
     }));
-    await this.repo.insertBatch(batch);
-    await this.repo.insertJobs(jobs);
-    for (const [i, job] of jobs.entries()) await this.queue.enqueue(this.settings.batchQueue, job.id, { ...(items[i]?.data ?? {}), batchId: batch.id });
+    let queued = 0;
+    try {
+      await this.repo.insertJobs(jobs);
+      await this.repo.insertBatch(batch);
+      for (const [i, job] of jobs.entries()) {
+        await this.queue.enqueue(this.settings.batchQueue, job.id, { ...(items[i]?.data ?? {}), batchId: batch.id });
+        queued++;
+      }
+    } catch (err) {
+      await this.undoBatch(batch.id, jobs.slice(0, queued));
+      throw err;
+    }
     return { batch, jobs };
+  }
+
+  /** Takes back a batch whose creation failed: dequeues (or aborts) its queued items, then deletes its rows. */
+  private async undoBatch(batchId: string, queued: JobRecord[]): Promise<void> {
+    for (const job of queued) {
+      await this.repo.transition(job.id, [JobStatus.queued, JobStatus.running], { status: JobStatus.cancelled, error: 'cancelled', completedAt: Date.now() }).catch(() => false);
+      await this.queue.cancel(this.settings.batchQueue, job.id).catch(() => undefined);
+    }
+    await this.repo.deleteBatch(batchId).catch((err: Error) => this.logger.error({ batchId, err: err.message }, 'could not remove a batch whose creation failed'));
   }
 
   /** Appends live output of a job running here. */

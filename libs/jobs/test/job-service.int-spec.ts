@@ -1,7 +1,7 @@
 import { Test, type TestingModule } from '@nestjs/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Principal } from '@stoa/core';
-import { JOB_MIGRATIONS, JobsModule, JobService, JobStatus } from '@stoa/jobs';
+import { InProcessJobQueue, JOB_MIGRATIONS, JOB_QUEUE, JobsModule, JobService, JobStatus } from '@stoa/jobs';
 import { PersistenceModule } from '@stoa/persistence';
 import { dbTarget, postgresAvailable, type DbTarget } from '../../../test/support/databases';
 
@@ -9,13 +9,31 @@ const alice: Principal = { id: 'alice@t', roles: [], scopes: [], source: 'noop' 
 const bob: Principal = { id: 'bob@t', roles: [], scopes: [], source: 'noop' };
 const pg = postgresAvailable();
 
-async function boot(db: DbTarget, replica: string, retentionMs = 3_600_000): Promise<TestingModule> {
-  const mod = await Test.createTestingModule({
+/** The in-process queue, refusing every enqueue after the first `okEnqueues` (a Redis that goes away mid-batch). */
+class FailingQueue extends InProcessJobQueue {
+  readonly cancelled: string[] = [];
+  constructor(private okEnqueues: number) {
+    super();
+  }
+  override enqueue(queue: string, jobId: string, data: Record<string, unknown>): Promise<void> {
+    if (this.okEnqueues-- <= 0) return Promise.reject(new Error('queue unavailable'));
+    return super.enqueue(queue, jobId, data);
+  }
+  override cancel(queue: string, jobId: string): Promise<void> {
+    this.cancelled.push(jobId);
+    return super.cancel(queue, jobId);
+  }
+}
+
+async function boot(db: DbTarget, replica: string, retentionMs = 3_600_000, queue?: InProcessJobQueue): Promise<TestingModule> {
+  const builder = Test.createTestingModule({
     imports: [
       PersistenceModule.forRoot({ database: db.database, defaultSqlitePath: db.defaultSqlitePath, migrations: [...JOB_MIGRATIONS] }),
       JobsModule.forRoot({ config: { retention_hours: 1, lock_duration_seconds: 30, stalled_interval_seconds: 30 }, prefix: 't', settings: { replica, retentionMs, batchQueue: 'q', concurrency: 1 } }),
     ],
-  }).compile();
+  });
+  if (queue) builder.overrideProvider(JOB_QUEUE).useValue(queue);
+  const mod = await builder.compile();
   await mod.init();
   return mod;
 }
@@ -52,6 +70,30 @@ describe.each((['sqlite', 'postgres'] as const).filter((t) => t === 'sqlite' || 
     const view = await jobs.getBatch(alice, batch.id);
     expect(view.jobs.map((j) => j.status)).toEqual(['cancelled', 'cancelled']);
     await expect(jobs.getBatch(bob, batch.id)).rejects.toThrow(`404: Batch '${batch.id}' not found`);
+  });
+
+  it('writes a batch of 4000 items in bounded statements (over the SQL variable limit of one INSERT)', async () => {
+    const items = Array.from({ length: 4000 }, (_, i) => ({ sessionId: `s-big-${i}`, data: {} }));
+    const { batch } = await jobs.createBatch(alice.id, 's-parent', 'result', items);
+    const view = await jobs.getBatch(alice, batch.id);
+    expect({ total: view.batch.total, rows: view.jobs.length }).toEqual({ total: 4000, rows: 500 }); // listJobs pages at 500
+    expect(await jobs.listJobs({ batchId: batch.id, status: JobStatus.queued })).toHaveLength(500);
+  });
+
+  it('leaves no batch, job or queued item behind when enqueueing fails half-way', async () => {
+    const queue = new FailingQueue(3);
+    const other = await boot(db, 'r-failing', 3_600_000, queue);
+    try {
+      const failing = other.get(JobService);
+      const before = (await failing.listBatches(bob.id)).length;
+      const items = Array.from({ length: 120 }, (_, i) => ({ sessionId: `s-f-${i}`, data: {} }));
+      await expect(failing.createBatch(bob.id, 's-parent', 'result', items)).rejects.toThrow('queue unavailable');
+      expect((await failing.listBatches(bob.id)).length).toBe(before);
+      expect(await failing.listJobs({ owner: bob.id })).toEqual([]);
+      expect(queue.cancelled).toHaveLength(3);
+    } finally {
+      await other.close();
+    }
   });
 
   it('fails the running jobs of a replica that restarts, with a message saying so', async () => {

@@ -73,6 +73,15 @@ export function integer(): z.ZodNumber {
   return z.number().refine(Number.isInteger, 'must be a whole number');
 }
 
+/**
+ * Returned by a handler when the tool itself failed (unknown skill, refused argument, failed send): the body is
+ * the reference's JSON as usual, and the result is flagged `isError` so clients that rely on the flag see it.
+ * A failure of the user's code (a Python exception) is a normal result, not a ToolFailure.
+ */
+export class ToolFailure {
+  constructor(readonly body: Record<string, unknown>) {}
+}
+
 /** Returned by a handler to answer with a tool result exactly as given (a proxied upstream result). */
 export class RawToolResult {
   constructor(readonly result: Record<string, unknown>) {}

@@ -1,13 +1,17 @@
 import { Logger } from '@nestjs/common';
 import { isAppError } from '@stoa/core';
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { RawToolResult, TaskCreated, type TaskView } from './mcp.types';
+import { RawToolResult, TaskCreated, ToolFailure, type TaskView } from './mcp.types';
 
 const logger = new Logger('McpTools');
 
-/** A handler's value as a tool result: strings stay text, everything else is JSON (indent 2) as the reference does. */
+/**
+ * A handler's value as a tool result: strings stay text, everything else is JSON (indent 2) as the reference does;
+ * a {@link ToolFailure} is the same JSON flagged `isError`.
+ */
 export function toToolResult(value: unknown): CallToolResult {
   if (value instanceof RawToolResult) return value.result as CallToolResult;
+  if (value instanceof ToolFailure) return { content: [{ type: 'text', text: JSON.stringify(value.body, null, 2) }], isError: true };
   if (value instanceof TaskCreated) return { resultType: 'task', ...taskWire(value.task) } as unknown as CallToolResult;
   const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
   return { content: [{ type: 'text', text }] };

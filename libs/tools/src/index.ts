@@ -3,7 +3,7 @@ export type { DomainCatalog, ParameterSpec, ReturnSpec, SkillDef, StateSpec, Too
 /** Tool manifest validation. */
 export { buildCatalog, loadManifest, manifestSchema } from './manifest';
 /** server.yaml `tools:` / `skills:` and loading them. */
-export { kernelToolSpecs, loadDomain, skillsConfigSchema, toolsConfigSchema, type LoadedDomain } from './tools.config';
+export { kernelToolSpecs, loadDomain, SEARCH_ENV, searchConfigSchema, skillsConfigSchema, toolsConfigSchema, type LoadedDomain, type SearchConfig } from './tools.config';
 /** Markdown skills with front matter. */
 export { discoverSkills } from './skills';
 /** BM25 tool and skill search. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ToolFailure } from '@stoa/mcp';
 import type { DomainCatalog } from './tools.types';
 
 /** Arguments of every `plan_*_workflow` tool (reference §4.7). */
@@ -67,7 +68,13 @@ export class StateGraph {
   }
 
   /** One `plan_*_workflow` call: dispatches on `mode`. */
-  answer(a: PlanArgs): Record<string, unknown> {
+  /** One `plan_*_workflow` call; a refused argument (unknown mode, missing state, unknown tool) is a ToolFailure. */
+  answer(a: PlanArgs): Record<string, unknown> | ToolFailure {
+    const out = this.byMode(a);
+    return typeof out.error === 'string' ? new ToolFailure(out) : out;
+  }
+
+  private byMode(a: PlanArgs): Record<string, unknown> {
     switch (a.mode) {
       case 'overview':
         return this.overview(a.domain);

@@ -1,13 +1,14 @@
 import MiniSearch, { type SearchResult } from 'minisearch';
 import { stemmer } from 'stemmer';
 import { z } from 'zod';
-import { integer } from '@stoa/mcp';
+import { integer, ToolFailure } from '@stoa/mcp';
+import { searchConfigSchema, type SearchConfig } from './tools.config';
 import type { DomainCatalog, SkillDef, StateSpec, ToolDef } from './tools.types';
 
-/** Arguments of every `search_*_tools` tool (reference §1.4). */
+/** Arguments of every `search_*_tools` tool (reference §1.4); `top` below 1 is refused (it could only claim "no match"). */
 export const searchInputSchema = z.object({
   query: z.string().describe('What you want to do, in your own words'),
-  top: integer().default(5).describe('Results per category'),
+  top: integer().min(1, 'top must be at least 1 (results per category); omit it for 5, or pass 999 to list everything').default(5).describe('Results per category'),
   category: z.string().default('all').describe("'all', 'tools' or 'skills'"),
 });
 
@@ -30,10 +31,30 @@ const STOP = new Set(['a', 'an', 'the', 'of', 'to', 'in', 'on', 'for', 'and', 'o
 
 /** Words (accents folded: Erdős → erdos), snake_case parts and whole identifiers. */
 function tokenize(text: string): string[] {
-  const lower = text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  const lower = fold(text);
   const words = lower.match(/[\p{L}\p{N}]+/gu) ?? [];
-  const idents = (lower.match(/[\p{L}\p{N}]+(?:_[\p{L}\p{N}]+)+/gu) ?? []).map((w) => w.replace(/_/g, ''));
-  return [...words, ...idents];
+  return [...words, ...identifiers(lower)];
+}
+
+/**
+ * snake_case identifiers (parts joined by single underscores) with the underscores removed. Found from runs of
+ * letters, digits and underscores in linear time: a regex such as /\w+(?:_\w+)+/g backtracks quadratically over a
+ * long word without an underscore.
+ */
+function identifiers(lower: string): string[] {
+  const out: string[] = [];
+  for (const run of lower.match(/[\p{L}\p{N}_]+/gu) ?? []) {
+    for (const piece of run.split(/_{2,}/)) {
+      const ident = piece.replace(/^_+|_+$/g, '');
+      if (ident.includes('_')) out.push(ident.replace(/_/g, ''));
+    }
+  }
+  return out;
+}
+
+/** Accents folded, lowercased. */
+function fold(text: string): string {
+  return text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
 }
 
 /** Stemmed terms; stop words (before and after stemming) and one-letter terms dropped. */
@@ -42,6 +63,23 @@ function processTerm(term: string): string | null {
   const stem = stemmer(term);
   return STOP.has(stem) ? null : stem;
 }
+
+/**
+ * Fuzzy matching costs MiniSearch a (length + distance) × length matrix per word, so it is quadratic in the word's
+ * length: only words of 7–32 characters are matched fuzzily (15 % of their length, at most 3 edits); longer ones
+ * match exactly or as a prefix. Prefix and fuzzy lookups are the costly ones: only the first 24 terms of a query
+ * get them (an agent's query is a sentence or two), later ones match exactly.
+ */
+const FUZZY_MIN_CHARS = 7;
+const FUZZY_MAX_CHARS = 32;
+const FUZZY_MAX_EDITS = 3;
+const PREFIX_MIN_CHARS = 5;
+const EXPANDED_TERMS = 24;
+const fuzzy = (t: string, i: number): number | false => (i < EXPANDED_TERMS && t.length >= FUZZY_MIN_CHARS && t.length <= FUZZY_MAX_CHARS ? 0.15 : false);
+const prefix = (t: string, i: number): boolean => i < EXPANDED_TERMS && t.length >= PREFIX_MIN_CHARS;
+
+/** Characters of a refused word echoed back. */
+const ECHO_CHARS = 24;
 
 interface ToolDoc {
   id: number;
@@ -66,12 +104,13 @@ export class ToolSearch {
 
   /**
    * One catalog (an executor) or several (a router: each hit names its server). `executeTool` / `skillTool`
-   * are tool names, or functions of the server name for several catalogs.
+   * are tool names, or functions of the server name for several catalogs. `limits` bound what `answer` accepts.
    */
   constructor(
     catalogs: DomainCatalog | readonly DomainCatalog[],
     executeTool: string | ((server: string) => string),
     skillTool: string | ((skill: SkillDef, server: string) => string),
+    private readonly limits: SearchConfig = searchConfigSchema.parse(undefined),
   ) {
     const list = Array.isArray(catalogs) ? (catalogs as readonly DomainCatalog[]) : [catalogs as DomainCatalog];
     this.executeTool = typeof executeTool === 'string' ? () => executeTool : executeTool;
@@ -83,7 +122,7 @@ export class ToolSearch {
       fields: ['name', 'description', 'affordances', 'signature'],
       tokenize,
       processTerm,
-      searchOptions: { boost: { name: 2, affordances: 1.5, signature: 0.5 }, bm25: { k: 1.5, b: 0.75, d: 0.5 }, prefix: (t: string) => t.length >= 5, fuzzy: (t: string) => (t.length >= 7 ? 0.15 : false) },
+      searchOptions: { boost: { name: 2, affordances: 1.5, signature: 0.5 }, bm25: { k: 1.5, b: 0.75, d: 0.5 }, prefix, fuzzy, maxFuzzy: FUZZY_MAX_EDITS },
     };
     this.tools = new MiniSearch<ToolDoc>(options);
     this.tools.addAll(this.toolList.map(({ tool: t, server }, id) => ({ id, name: t.name, description: t.description, affordances: toolAffordances(t, statesOf.get(server) ?? []).join(' . '), signature: signatureText(t) })));
@@ -91,12 +130,27 @@ export class ToolSearch {
     this.skills.addAll(this.skillList.map(({ skill: s }, id) => ({ id, name: s.name, description: s.description, affordances: s.states.join(' '), signature: '' })));
   }
 
-  /** One `search_*_tools` call: the reference's category check, hits, and `emptyHint` when nothing matched. */
-  answer(a: z.output<typeof searchInputSchema>, emptyHint: string): Record<string, unknown> {
-    if (!['all', 'tools', 'skills'].includes(a.category)) return { error: `Invalid category '${a.category}'. Must be 'all', 'tools', or 'skills'.` };
+  /** One `search_*_tools` call: the reference's category check, the size limits, hits, and `emptyHint` when nothing matched. */
+  answer(a: z.output<typeof searchInputSchema>, emptyHint: string): Record<string, unknown> | ToolFailure {
+    if (!['all', 'tools', 'skills'].includes(a.category)) return new ToolFailure({ error: `Invalid category '${a.category}'. Must be 'all', 'tools', or 'skills'.` });
+    const refused = this.refusal(a.query);
+    if (refused) return new ToolFailure({ tools: [], skills: [], error: refused });
     const result: Record<string, unknown> = this.search(a.query, a.top, a.category as SearchCategory);
     if (!(result.tools as unknown[]).length && !(result.skills as unknown[]).length) result.hint = emptyHint;
     return result;
+  }
+
+  /** Why `query` is refused (too long, or a word too long), or undefined. */
+  private refusal(query: string): string | undefined {
+    const { max_query_chars: maxQuery, max_term_chars: maxTerm } = this.limits;
+    if (query.length > maxQuery) {
+      return `Query too long: ${query.length} characters, the limit is ${maxQuery} (search.max_query_chars). Describe what you want to do in a few words, e.g. 'shortest path in a weighted graph'.`;
+    }
+    const long = longestWord(query);
+    if (long.length > maxTerm) {
+      return `Query word '${long.slice(0, ECHO_CHARS)}…' is ${long.length} characters long, the limit is ${maxTerm} (search.max_term_chars). Search with ordinary words that describe the task.`;
+    }
+    return undefined;
   }
 
   search(query: string, top: number, category: SearchCategory): { tools: SearchHit[]; skills: SearchHit[] } {
@@ -163,6 +217,13 @@ export function toolAffordances(tool: ToolDef, states: StateSpec[]): string[] {
     seen.add(key);
     return true;
   });
+}
+
+/** The longest word of `text` as the tokenizer sees it (accents folded, a run of letters and digits). */
+function longestWord(text: string): string {
+  let best = '';
+  for (const w of fold(text).match(/[\p{L}\p{N}]+/gu) ?? []) if (w.length > best.length) best = w;
+  return best;
 }
 
 function round(n: number): number {

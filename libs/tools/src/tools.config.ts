@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { z } from 'zod';
-import { ConfigError } from '@stoa/config';
+import { ConfigError, positiveInt } from '@stoa/config';
 import type { ToolSpec } from '@stoa/kernel';
 import { buildCatalog, loadManifest } from './manifest';
 import { discoverSkills } from './skills';
@@ -30,6 +30,20 @@ export const skillsConfigSchema = z
     domain: z.string().optional(),
   })
   .prefault({});
+
+/** `search:` in server.yaml (executor and router): bounds that keep one `search_*_tools` call cheap. */
+export const searchConfigSchema = z
+  .object({
+    /** Longest query accepted, in characters; longer ones are refused with the limit. */
+    max_query_chars: positiveInt.default(1000),
+    /** Longest word (a run of letters and digits) accepted in a query. */
+    max_term_chars: positiveInt.default(64),
+  })
+  .prefault({});
+export type SearchConfig = z.output<typeof searchConfigSchema>;
+
+/** Env overrides for {@link searchConfigSchema}. */
+export const SEARCH_ENV = { STOA_SEARCH_MAX_QUERY_CHARS: 'search.max_query_chars', STOA_SEARCH_MAX_TERM_CHARS: 'search.max_term_chars' } as const;
 
 export interface LoadedDomain {
   catalog: DomainCatalog;

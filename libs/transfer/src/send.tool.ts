@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool, type ToolDefinition } from '@stoa/mcp';
+import { defineTool, ToolFailure, type ToolDefinition } from '@stoa/mcp';
 import type { SendService } from './send.service';
 
 /** The generated description of `{name}_send` (reference §1.9): destinations, data_ref forms, one example each. */
@@ -36,6 +36,9 @@ export function sendTool(server: string, send: SendService, ttlSeconds: number):
       execution_session_id: z.string().nullable().default(null).describe('Your session here (session_id of an execute result)'),
     }),
     annotations: { title: `Send data from the ${server} kernel`, destructiveHint: false, openWorldHint: true },
-    handler: (args, ctx) => send.send(ctx.principal, args, ctx.transportSessionId),
+    handler: async (args, ctx) => {
+      const result = await send.send(ctx.principal, args, ctx.transportSessionId);
+      return result.success ? result : new ToolFailure(result);
+    },
   });
 }

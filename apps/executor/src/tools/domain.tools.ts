@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import { defineTool, type ToolDefinition } from '@stoa/mcp';
-import { planInputSchema, searchInputSchema, StateGraph, ToolSearch, type DomainCatalog } from '@stoa/tools';
+import { defineTool, ToolFailure, type ToolDefinition } from '@stoa/mcp';
+import { planInputSchema, searchInputSchema, StateGraph, ToolSearch, type DomainCatalog, type SearchConfig } from '@stoa/tools';
 
 /** search / load_skill / plan tools, each registered only when the catalog has what it needs (reference §1.1). */
-export function domainTools(name: string, catalog: DomainCatalog): ToolDefinition[] {
+export function domainTools(name: string, catalog: DomainCatalog, limits?: SearchConfig): ToolDefinition[] {
   const execute = `execute_${name}_code`;
   const loadSkill = `load_${name}_skill`;
   const out: ToolDefinition[] = [];
   if (catalog.tools.length || catalog.skills.length) {
-    const search = new ToolSearch(catalog, execute, loadSkill);
+    const search = new ToolSearch(catalog, execute, loadSkill, limits);
     out.push(
       defineTool({
         name: `search_${name}_tools`,
@@ -32,7 +32,7 @@ export function domainTools(name: string, catalog: DomainCatalog): ToolDefinitio
         annotations: { readOnlyHint: true, openWorldHint: false },
         handler: ({ skill_name }) => {
           const skill = byName.get(skill_name);
-          return Promise.resolve(skill ? skill.content : { error: `Skill '${skill_name}' not found.`, available_skills: [...byName.keys()].sort() });
+          return Promise.resolve(skill ? skill.content : new ToolFailure({ error: `Skill '${skill_name}' not found.`, available_skills: [...byName.keys()].sort() }));
         },
       }),
     );

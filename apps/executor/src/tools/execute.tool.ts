@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isAppError } from '@stoa/core';
 import type { ExecutionService } from '@stoa/execution';
 import type { JobService } from '@stoa/jobs';
-import { defineTool, integer, TaskCreated, type ToolDefinition } from '@stoa/mcp';
+import { defineTool, integer, TaskCreated, ToolFailure, type ToolDefinition } from '@stoa/mcp';
 import type { JobTasks } from '../tasks.backend';
 import { SessionLimitError } from '@stoa/sessions';
 
@@ -62,9 +62,10 @@ export function executeTool(o: ExecuteToolOptions, execution: ExecutionService, 
           await progress?.flush();
         }
       } catch (err) {
-        // The reference answers handler errors with the full result shape (its 429 payload stays as is).
+        // The reference answers handler errors with the full result shape (its 429 payload stays as is), flagged
+        // isError: the tool failed (unknown session, refused argument), not the user's code.
         if (!isAppError(err) || err instanceof SessionLimitError) throw err;
-        return { description: args.description, stdout: '', stderr: '', execution_time: 0, success: false, error: err.message, tool_calls: [], displays: [], artifacts: [] };
+        return new ToolFailure({ description: args.description, stdout: '', stderr: '', execution_time: 0, success: false, error: err.message, tool_calls: [], displays: [], artifacts: [] });
       }
     },
   });

@@ -56,7 +56,8 @@ export function batchPayload(batchId: string, parentSessionId: string, resultVar
 }
 
 /** check_job and the three parallel tools. */
-export function jobTools(name: string, jobs: JobService, sessions: SessionService, execution: ExecutionService, maxTimeout: number): ToolDefinition[] {
+export function jobTools(name: string, jobs: JobService, sessions: SessionService, execution: ExecutionService, limits: { maxTimeout: number; maxInputs: number }): ToolDefinition[] {
+  const { maxTimeout, maxInputs } = limits;
   const batchView = async (principal: Principal, batchId: string, forcePartial = false) => {
     const { batch, jobs: items } = await jobs.getBatch(principal, batchId);
     return batchPayload(batch.id, batch.parentSessionId, batch.resultVariable, items, forcePartial);
@@ -77,13 +78,13 @@ export function jobTools(name: string, jobs: JobService, sessions: SessionServic
         `each item runs in a fresh kernel and result_variable is collected. Returns a batch_id for ${name}_check_batch / ${name}_cancel_batch (timeout per item, max ${maxTimeout}s).`,
       input: z.object({
         code: z.string().describe('Code template run once per input'),
-        inputs: z.array(z.record(z.string(), z.unknown())).describe('Non-empty list of dicts; keys must be Python identifiers'),
+        inputs: z.array(z.record(z.string(), z.unknown())).describe(`Non-empty list of at most ${maxInputs} dicts; keys must be Python identifiers`),
         timeout: integer().default(3600).describe('Seconds per item'),
         result_variable: z.string().default('result').describe('Variable collected from each item (empty: none)'),
       }),
       handler: async ({ code, inputs, timeout, result_variable }, ctx) => {
         const timeoutS = execution.clampTimeout(timeout, 3600);
-        const codes = batchItemCodes(code, inputs, result_variable);
+        const codes = batchItemCodes(code, inputs, result_variable, maxInputs);
         // A 2025-era client's batch belongs to its MCP session; a stateless call gets a parent id without a
         // live session, so batches never fill the session cap.
         const parentId = ctx.transportSessionId

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Principal } from '@stoa/core';
 import type { ExecutionService } from '@stoa/execution';
-import { defineTool, type ToolDefinition } from '@stoa/mcp';
+import { defineTool, ToolFailure, type ToolDefinition } from '@stoa/mcp';
 import { SessionNotFoundError, type SessionRuntime, type SessionService } from '@stoa/sessions';
 
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -29,7 +29,10 @@ function info(rt: SessionRuntime, now: number) {
   };
 }
 
-/** The four session housekeeping tools, every one scoped to the caller (the reference checked no owner). */
+/**
+ * The four session housekeeping tools, every one scoped to the caller (the reference checked no owner). An unknown id
+ * and another user's id get the same not-found error (flagged isError), as from execute_{name}_code.
+ */
 export function sessionTools(name: string, sessions: SessionService, execution: ExecutionService): ToolDefinition[] {
   const owned = (principal: Principal, id: string): SessionRuntime => {
     const rt = sessions.find(principal, id);
@@ -58,7 +61,7 @@ export function sessionTools(name: string, sessions: SessionService, execution: 
         try {
           return Promise.resolve({ success: true, session: info(owned(ctx.principal, session_id), Date.now()) });
         } catch (err) {
-          if (err instanceof SessionNotFoundError) return Promise.resolve({ success: false, error: `Session not found: ${err.message}` });
+          if (err instanceof SessionNotFoundError) return Promise.resolve(new ToolFailure({ success: false, error: `Session not found: ${err.message}` }));
           throw err;
         }
       },
@@ -69,7 +72,7 @@ export function sessionTools(name: string, sessions: SessionService, execution: 
       input: idArg,
       annotations: { destructiveHint: true, idempotentHint: true },
       handler: async ({ session_id }, ctx) => {
-        await sessions.close(ctx.principal, session_id);
+        if (!(await sessions.close(ctx.principal, session_id))) throw new SessionNotFoundError(session_id, sessions.countLive(ctx.principal));
         return { success: true, message: `Session ${session_id} closed successfully`, remaining_sessions: sessions.countLive(ctx.principal) };
       },
     }),
