@@ -87,6 +87,7 @@ export class ExecutorModule {
           maxTimeoutS: c.execution.max_timeout,
           truncationThreshold: s.truncationThreshold,
           interruptGraceMs: c.execution.interrupt_grace_seconds * 1000,
+          maxCodeBytes: c.execution.max_code_bytes,
         }),
       ],
       controllers: [HealthController, McpController, AdminController, AdminJobsController, AdminTransfersController, AdminCatalogController, CatalogController, TransferController],

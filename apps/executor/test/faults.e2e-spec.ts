@@ -158,6 +158,42 @@ describe('kernel behaviour through MCP', () => {
     }
   });
 
+  it('refuses 12 MB of code before it reaches the kernel, and the session keeps its variables', async () => {
+    const s = await exec('kept_big = 7');
+    const code = 'x = 1\n'.repeat(2_100_000);
+    const r = await exec(code, { execution_session_id: s.session_id });
+    expect(r).toMatchObject({ success: false, session_id: s.session_id });
+    expect(r.error).toBe(
+      'Code is 12,600,000 bytes; the limit is 1,048,576 bytes (execution.max_code_bytes). Nothing ran and the session is unchanged. ' +
+        'Split the work into smaller cells, or write large data to a file and load it from the code.',
+    );
+    expect((await exec('kept_big', { execution_session_id: s.session_id })).stdout).toBe('7\n');
+  });
+
+  it('a cell too deeply nested for the parser fails with a clear message and the kernel keeps its variables', async () => {
+    const s = await exec('kept_deep = 8');
+    const r = await exec('-'.repeat(100_000) + '1', { execution_session_id: s.session_id });
+    expect(r.success).toBe(false);
+    expect(r.stderr).toBe("MemoryError: This cell is too large or too deeply nested for Python's parser. Nothing ran and the session is unchanged; split the code into smaller cells, or load large data from a file.\n");
+    expect((await exec('kept_deep', { execution_session_id: s.session_id })).stdout).toBe('8\n');
+  });
+
+  it.each([
+    ['a NUL byte', 'x = 1\u0000', 'SyntaxError: source code string cannot contain null bytes\n'],
+    ['a lone surrogate', "s = '\ud800'", "UnicodeEncodeError: 'utf-8' codec can't encode character '\\ud800' in position 5: surrogates not allowed\n"],
+  ])('code with %s fails with the error line only: no internal path or driver frame', async (_what, code, stderr) => {
+    const r = await exec(code);
+    expect(r.success).toBe(false);
+    expect(r.stderr).toBe(stderr);
+  });
+
+  it("a traceback shows the user's cell frames and no driver or interpreter path", async () => {
+    const r = await exec("import json\ndef f():\n    return json.loads('{')\nf()");
+    expect(r.stderr).toMatch(/^Traceback \(most recent call last\):\n {2}File "<cell-\d+>", line 4, in <module>\n {2}File "<cell-\d+>", line 3, in f\n/);
+    expect(r.stderr).toMatch(/json\.decoder\.JSONDecodeError: Expecting property name enclosed in double quotes/);
+    expect(r.stderr).not.toMatch(/stoa_(driver|supervisor|transfer)/);
+  });
+
   it('rejects a non-positive timeout and empty code with clear messages', async () => {
     expect((await exec('1', { timeout: 0 })).error).toBe('Timeout must be greater than 0 seconds.');
     expect((await exec('   ')).error).toBe('Code cannot be empty');

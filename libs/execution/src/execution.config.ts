@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { nonNegative, positiveInt } from '@stoa/config';
 import { kernelTimingSchema } from '@stoa/kernel';
 
+/** Default for `execution.max_code_bytes`: 1 MiB (tens of thousands of lines). */
+export const DEFAULT_MAX_CODE_BYTES = 1024 * 1024;
+
 /** `execution:` in a server YAML. */
 export const executionConfigSchema = z
   .object({
@@ -16,6 +19,8 @@ export const executionConfigSchema = z
     max_timeout: positiveInt.default(600),
     /** Characters per stream before truncation; 0 disables; unset → CODE_OUTPUT_TRUNCATION_THRESHOLD or 50000. */
     output_truncation_threshold: nonNegative.int().nullable().default(null),
+    /** Largest cell (UTF-8 bytes) sent to a kernel; bigger ones are refused before they reach it (parsing them could exhaust its memory). */
+    max_code_bytes: positiveInt.default(DEFAULT_MAX_CODE_BYTES),
   })
   .extend(kernelTimingSchema.shape)
   .prefault({});

@@ -3,11 +3,11 @@ import { InvalidInputError, settlesWithin, type Principal } from '@stoa/core';
 import { JobService, JobStatus } from '@stoa/jobs';
 import { ExecutionOutcome, KernelService, type ExecuteOptions, type KernelDirs, type KernelExecution, type KernelProcess } from '@stoa/kernel';
 import { SessionService, SessionStatus, type SessionRuntime } from '@stoa/sessions';
-import { MAX_CAPTURE_CHARS } from './execution.config';
+import { DEFAULT_MAX_CODE_BYTES, MAX_CAPTURE_CHARS } from './execution.config';
 import type { ExecuteInput, ExecuteOrigin, ExecuteResult, JobHandle } from './execution.types';
 import { emptyResult, FAILED, shapeResult } from './result-shape';
 import { type Artifact, artifactNote, changedArtifacts, type OutputSnapshot, snapshotOutputs, TransferLog, TransferRuntime } from '@stoa/transfer';
-import { runCell } from './kernel-run';
+import { oversizedCode, refused, runCell } from './kernel-run';
 
 /** What the execution service needs from config. */
 export interface ExecutionSettings {
@@ -18,6 +18,8 @@ export interface ExecutionSettings {
   maxTimeoutS: number;
   truncationThreshold: number;
   interruptGraceMs: number;
+  /** Largest cell in UTF-8 bytes (`execution.max_code_bytes`; default 1 MiB). */
+  maxCodeBytes?: number;
 }
 export const EXECUTION_SETTINGS = Symbol('EXECUTION_SETTINGS');
 
@@ -36,8 +38,14 @@ export class ExecutionService {
   ) {}
 
   /** Runs one cell with asset/handle resolution (when the transfer module is present). */
-  runCell(owner: string, kernel: KernelProcess, dirs: KernelDirs, code: string, opts: ExecuteOptions): Promise<KernelExecution> {
+  async runCell(owner: string, kernel: KernelProcess, dirs: KernelDirs, code: string, opts: ExecuteOptions): Promise<KernelExecution> {
+    const tooLarge = oversizedCode(code, this.maxCodeBytes);
+    if (tooLarge) return refused(tooLarge);
     return runCell(this.transfer?.inputs, owner, kernel, dirs, code, opts);
+  }
+
+  private get maxCodeBytes(): number {
+    return this.settings.maxCodeBytes ?? DEFAULT_MAX_CODE_BYTES;
   }
 
   /** Files a run wrote, recorded for the admin API. */
@@ -68,6 +76,12 @@ export class ExecutionService {
       // Validation failure is a normal result (reference §1.2); no session is created for it.
       const sessionId = input.execution_session_id ? (await this.sessions.get(principal, input.execution_session_id)).record.id : undefined;
       return { ...emptyResult(), description, stderr: 'Code cannot be empty', error: 'Code cannot be empty', session_id: sessionId };
+    }
+    const tooLarge = oversizedCode(input.code, this.maxCodeBytes);
+    if (tooLarge) {
+      // Refused before any session or kernel work: an existing session keeps its state.
+      const sessionId = input.execution_session_id ? (await this.sessions.get(principal, input.execution_session_id)).record.id : undefined;
+      return { ...emptyResult(), description, stderr: tooLarge, error: tooLarge, session_id: sessionId };
     }
     const runtime = await this.resolveSession(principal, input, origin);
     const base = { description, session_id: runtime.record.id };

@@ -34,6 +34,10 @@ export function shapeResult(run: KernelExecution, timeoutS: number, limit: numbe
         kernel_restarted: true,
       };
     case ExecutionOutcome.died: {
+      if (run.fault) {
+        stderr += `${stderr && !stderr.endsWith('\n') ? '\n' : ''}The kernel was stopped because ${run.fault}; user code must not use the driver's channels. All session state (variables, imports) was lost; the next call starts a fresh kernel in the same session.`;
+        return { ...result, stderr, error: FAILED, kernel_restarted: true };
+      }
       const how = run.exit ? describeExit(run.exit.code, run.exit.signal) : 'unknown cause';
       const hint = run.exit?.signal === 'SIGKILL' ? ' (SIGKILL usually means it ran out of memory or was stopped)' : '';
       stderr += `${stderr && !stderr.endsWith('\n') ? '\n' : ''}The kernel process died while running this code (${how}${hint}). All session state (variables, imports) was lost; the next call starts a fresh kernel in the same session.`;

@@ -1,19 +1,18 @@
-"""Stoa kernel driver: one persistent Python namespace driven over dedicated pipes.
+"""Stoa kernel driver: one persistent Python namespace, run in the user-code process of stoa_supervisor.
 
-Stdlib only (Python >= 3.8). Node writes JSON-line commands to fd CMD_FD and reads JSON-line replies
-from fd REPLY_FD; the user's stdout/stderr stay on fds 1 and 2 so fd-level output (C extensions,
-os.write, child processes) is captured by the host. Each execution ends with a nonce marker written to
-both fd 1 and fd 2 so the host knows every byte of that execution has arrived.
+Stdlib only (Python >= 3.8). The host starts this file; it confines itself and forks (stoa_supervisor.main).
+The child runs the namespace: it reads ``<token> <json>`` commands from a private pipe and answers
+``<token> <json>`` lines on another; the supervisor relays them to and from the host and writes the end-of-execution markers.
+The user's stdout/stderr stay on fds 1 and 2 so fd-level output (C extensions, os.write, child processes) is
+captured by the host. This process never holds the host's pipes or the markers' nonces.
 """
 import ast
-import ctypes
 import io
 import json
 import keyword
 import os
 import signal
 import sys
-import threading
 import traceback
 import types
 
@@ -22,12 +21,14 @@ import stoa_transfer  # noqa: E402 - beside this file
 from stoa_display import Displays  # noqa: E402
 sys.path.pop(0)
 
-CMD_FD = int(os.environ.pop("STOA_CMD_FD", "3"))
-REPLY_FD = int(os.environ.pop("STOA_REPLY_FD", "4"))
-CTL_FD = int(os.environ.pop("STOA_CTL_FD", "5"))
 REAP_STRAYS = os.environ.pop("STOA_REAP_STRAYS", "") == "1"
 HANDLE_DIR = os.environ.pop("STOA_HANDLE_DIR", "")
 HANDLE_MAX_BYTES = os.environ.pop("STOA_HANDLE_MAX_BYTES", "")
+# Largest reply line (stoa_supervisor.MAX_LINE is a little more): a bigger one is replaced by an error reply.
+MAX_REPLY_BYTES = 16 * 1024 * 1024
+DRIVER_DIR = os.path.dirname(os.path.abspath(__file__))
+# Filenames of the code objects compiled from the user's code: where a user-facing traceback starts.
+USER_FILES = ("<cell-", "<asset-and-handle-literals>")
 
 _in_user_code = False
 
@@ -48,53 +49,19 @@ def _on_sigint(signum, frame):
         raise KeyboardInterrupt()
 
 
-def _confine():
-    """Applies the host's rlimits, then drops to the kernel's own uid (root servers). Runs before any user code."""
-    import resource
-    limits = json.loads(os.environ.pop("STOA_LIMITS", "{}") or "{}")
-    names = {"as": resource.RLIMIT_AS, "nproc": resource.RLIMIT_NPROC,
-             "fsize": resource.RLIMIT_FSIZE, "nofile": resource.RLIMIT_NOFILE}
-    for key, value in limits.items():
-        if key in names and value:
-            resource.setrlimit(names[key], (int(value), int(value)))
-    uid = os.environ.pop("STOA_DROP_UID", None)
-    gid = os.environ.pop("STOA_DROP_GID", None)
-    if uid is not None:
-        os.setgroups([])
-        os.setresgid(int(gid or uid), int(gid or uid), int(gid or uid))
-        os.setresuid(int(uid), int(uid), int(uid))
-        if os.getuid() == 0 or os.geteuid() == 0:
-            raise SystemExit("stoa: could not drop root privileges")
-    os.umask(0o077)
-
-
-def _watch_interrupts():
-    """The host asks for a KeyboardInterrupt by writing to the control pipe (signals cannot cross bwrap)."""
-    def watch():
-        while True:
-            try:
-                data = os.read(CTL_FD, 64)
-            except OSError:
-                return
-            if not data:
-                return
-            if b"i" in data:
-                os.kill(os.getpid(), signal.SIGINT)
-
-    threading.Thread(target=watch, name="stoa-interrupts", daemon=True).start()
-
-
 def _reap_strays():
     """After a timeout: end what the cell left running (fork bombs, busy children). Only where the kernel has
-    its own pid namespace or uid, so kill(-1) reaches nothing outside this kernel."""
+    its own pid namespace or uid, so every process it may signal is this kernel's; the supervisor (the parent)
+    and init are spared."""
     import time
     if not REAP_STRAYS:
         return
+    keep = (1, os.getpid(), os.getppid())
     for _ in range(200):
-        try:
-            os.kill(-1, signal.SIGKILL)
-        except OSError:  # ESRCH: nothing left to signal
-            break
+        killed = 0
+        for name in os.listdir("/proc"):
+            if name.isdigit() and int(name) not in keep and _kill_live(int(name)):
+                killed += 1
         while True:
             try:
                 pid, _status = os.waitpid(-1, os.WNOHANG)
@@ -102,32 +69,38 @@ def _reap_strays():
                 break
             if pid == 0:
                 break
+        if not killed:
+            return
         time.sleep(0.005)
 
 
-def _die_with_parent():
+def _kill_live(pid):
+    """SIGKILL to a process this kernel may signal; False when it is gone, not ours, or already a zombie."""
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
-    parent = os.getppid()
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            if f.read().rpartition(b")")[2].split()[0] == b"Z":
+                return False
+        os.kill(pid, signal.SIGKILL)
+        return True
+    except (OSError, IndexError):
+        return False
 
-    def watch():
-        import time
-        while True:
-            time.sleep(1.0)
-            if os.getppid() != parent:
-                try:
-                    os.killpg(0, signal.SIGKILL)
-                finally:
-                    os._exit(1)
 
-    threading.Thread(target=watch, name="stoa-parent-watch", daemon=True).start()
+def _strip_driver_frames(te, seen):
+    """Cuts a TracebackException chain to the user's frames: each traceback starts at the first cell frame
+    (the driver's frames and the parse step's, with the interpreter's paths, go) and never shows a driver file."""
+    if te is None or id(te) in seen:
+        return
+    seen.add(id(te))
+    stack = list(te.stack)
+    first = next((i for i, f in enumerate(stack) if f.filename.startswith(USER_FILES)), len(stack))
+    te.stack = traceback.StackSummary.from_list([f for f in stack[first:] if not f.filename.startswith(DRIVER_DIR + os.sep)])
+    _strip_driver_frames(te.__cause__, seen)
+    _strip_driver_frames(te.__context__, seen)
 
 
 class Driver(object):
-    def __init__(self):
+    def __init__(self, commands_fd, reply_fd):
         # The namespace is the __main__ module (as in IPython), so pickle finds classes and functions defined
         # in cells by reference: dump, stash and multiprocessing work with plain pickle too.
         self.driver_module = sys.modules["__main__"]
@@ -152,8 +125,8 @@ class Driver(object):
                 return os.path.join(output_dir, name)
 
             self.namespace["agora_output"] = agora_output
-        self.reply = os.fdopen(REPLY_FD, "w", buffering=1, encoding="utf-8", closefd=False)
-        self.commands = os.fdopen(CMD_FD, "r", encoding="utf-8", closefd=False)
+        self.reply = os.fdopen(reply_fd, "w", encoding="ascii")
+        self.commands = os.fdopen(commands_fd, "r", encoding="utf-8")
         self.counter = 0
         self.tools = None  # stoa_tools.Runtime once tools are installed
         self.injected = {}  # helpers we put in the namespace; hidden from inspect
@@ -167,19 +140,32 @@ class Driver(object):
             if not self.displays.add_object(obj):
                 print(repr(obj))
 
-    def send(self, message):
-        self.reply.write(json.dumps(message) + "\n")
+    def send(self, cid, message):
+        """One reply line (ASCII JSON: no raw newline); an oversized or unencodable reply becomes an error reply."""
+        try:
+            text = json.dumps(message, allow_nan=False)
+        except ValueError as exc:  # NaN / Infinity somewhere in a value: JSON cannot carry them
+            text = json.dumps({"ok": False, "error": "The kernel could not encode this step's result as JSON (%s)." % exc})
+        if len(text) > MAX_REPLY_BYTES:
+            text = json.dumps({"ok": False, "error": "This step's result is %d bytes, over the kernel's %d MiB reply limit; "
+                               "return less (write large results to a file in AGORA_OUTPUT_DIR)." % (len(text), MAX_REPLY_BYTES >> 20)})
+        self.reply.write("%s %s\n" % (cid, text))
         self.reply.flush()
 
     def compile_cell(self, code):
         self.counter += 1
         filename = "<cell-%d>" % self.counter
-        tree = ast.parse(code, filename, "exec")
-        last = None
-        if tree.body and isinstance(tree.body[-1], ast.Expr):
-            last = ast.Expression(tree.body.pop().value)
-        body = compile(tree, filename, "exec")
-        tail = compile(last, filename, "eval") if last is not None else None
+        try:
+            tree = ast.parse(code, filename, "exec")
+            last = None
+            if tree.body and isinstance(tree.body[-1], ast.Expr):
+                last = ast.Expression(tree.body.pop().value)
+            body = compile(tree, filename, "exec")
+            tail = compile(last, filename, "eval") if last is not None else None
+        except (MemoryError, RecursionError) as exc:  # the parser's own bound; the kernel and its variables stay
+            tree = last = None
+            raise type(exc)("This cell is too large or too deeply nested for Python's parser. Nothing ran and the "
+                            "session is unchanged; split the code into smaller cells, or load large data from a file.") from None
         return body, tail
 
     def run(self, code, rewrite=None):
@@ -233,7 +219,7 @@ class Driver(object):
             return {"kind": "missing"}
         value = self.namespace[name]
         try:
-            return {"kind": "json", "value": json.loads(json.dumps(value))}
+            return {"kind": "json", "value": json.loads(json.dumps(value, allow_nan=False))}
         except (TypeError, ValueError, OverflowError):
             pass
         try:
@@ -264,10 +250,10 @@ class Driver(object):
         return out
 
     def format_exception(self, exc):
-        lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
-        # Hide the driver's own frame so tracebacks start at the user's cell.
-        kept = [line for line in lines if "stoa_driver.py" not in line and "stoa_transfer.py" not in line]
-        return "".join(kept)
+        """The traceback as the user should see it: the user's frames only, never a driver or interpreter path."""
+        te = traceback.TracebackException(type(exc), exc, exc.__traceback__)
+        _strip_driver_frames(te, set())
+        return "".join(te.format())
 
     def screen(self, command):
         """The reference's AST screen (agent guidance, not security): a rejection message or None."""
@@ -282,14 +268,13 @@ class Driver(object):
         ok, message = stoa_screen.validate_code(command.get("code", ""), tuple(options.get("allowed_prefixes") or ("/tmp",)))
         return None if ok else message
 
-    def flush_streams(self, nonce):
-        marker = "\x00STOA:%s\x00\n" % nonce
-        for stream, fd in ((sys.stdout, 1), (sys.stderr, 2)):
+    def flush_streams(self):
+        """Everything the execution printed reaches fds 1 and 2 before the reply (the supervisor then adds the markers)."""
+        for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
             except Exception:
                 pass
-            os.write(fd, marker.encode("utf-8"))
 
     def dump_variable(self, name, path):
         """Serialises a namespace variable to `path` for a transfer (the host reads the file)."""
@@ -344,11 +329,11 @@ class Driver(object):
             return self.dump_variable(command.get("name"), command.get("path"))
         if op == "load":
             return self.load_variable(command.get("name"), command.get("path"), command.get("serializer"))
-        return None
+        return {"ok": False, "error": "unknown driver op %r" % (op,)}
 
     def serve(self):
         self.remember_injected()
-        self.send({"type": "ready", "pid": os.getpid(), "python": sys.version.split()[0]})
+        self.send("ready", {"python": sys.version.split()[0]})
         while True:
             try:
                 line = self.commands.readline()
@@ -356,40 +341,32 @@ class Driver(object):
                 continue
             if not line:
                 os._exit(0)
-            try:
-                command = json.loads(line)
-            except ValueError:
-                continue
-            op = command.get("op")
-            if op == "reap":
+            cid, _, body = line.partition(" ")
+            command = json.loads(body)
+            if command.get("op") == "reap":
                 _reap_strays()
-            elif op == "ping":
-                self.send({"type": "pong", "id": command.get("id")})
-            else:
+                continue
+            try:
                 reply = self.handle(command)
-                if reply is None:
-                    continue
-                self.flush_streams(command["nonce"])
-                self.send(dict({"type": "result", "id": command["id"], "displays": []}, **reply))
+            except BaseException as exc:  # noqa: B902 - a driver step failed on this input: report it, keep serving
+                reply = {"ok": False, "error": self.format_exception(exc)}
+            self.flush_streams()
+            self.send(cid, dict({"displays": []}, **reply))
 
 
-def main():
-    _confine()
-    if os.environ.pop("STOA_PROBE", None):
-        with open(os.path.join(os.getcwd(), ".stoa-probe"), "w") as f:
-            f.write("ok")
-        print(json.dumps({"probe": "ok", "uid": os.getuid(), "pid": os.getpid()}))
-        return
+def serve_user(commands_fd, reply_fd):
+    """The user-code process (forked by stoa_supervisor): fd-level streams, SIGINT for user code, the namespace."""
     signal.signal(signal.SIGINT, _on_sigint)
-    _die_with_parent()
-    _watch_interrupts()
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", closefd=False), encoding="utf-8",
                                   errors="backslashreplace", line_buffering=True)
     sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False), encoding="utf-8",
                                   errors="backslashreplace", line_buffering=True)
     sys.stdin = open(os.devnull, "r")
-    Driver().serve()
+    Driver(commands_fd, reply_fd).serve()
 
 
 if __name__ == "__main__":
-    main()
+    sys.path.insert(0, DRIVER_DIR)
+    import stoa_supervisor  # noqa: E402 - beside this file
+    sys.path.pop(0)
+    stoa_supervisor.main(serve_user)

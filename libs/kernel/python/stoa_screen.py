@@ -301,8 +301,8 @@ def validate_code(code, allowed_prefixes=DEFAULT_ALLOWED_PATH_PREFIXES, blocked_
         return False, "Code cannot be empty"
     try:
         tree = ast.parse(code)
-    except (SyntaxError, ValueError):
-        return True, None  # the kernel reports the syntax error with a proper traceback
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return True, None  # the kernel's compile step reports it (a syntax error, or a cell too big to parse)
     screen = _Screen(
         tree,
         allowed_prefixes,

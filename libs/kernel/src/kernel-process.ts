@@ -1,10 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { constants as osConstants } from 'node:os';
-import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { Logger } from '@nestjs/common';
 import { randomToken, settlesWithin } from '@stoa/core';
+import { BoundedLines, commandLine, type DriverFrame, type DriverReply, MAX_REPLY_LINE_BYTES, parseFrame } from './driver-channel';
 import { KernelDeadError, KernelStartError } from './kernel.errors';
 import { MarkerSplitter, OutputCapture } from './output-capture';
 import type { LaunchSpec } from './sandbox';
@@ -12,27 +13,11 @@ import {
   type DumpResult,
   ExecutionOutcome,
   type ExecuteOptions,
-  type KernelDisplay,
   type KernelExecution,
   type LoadResult,
   type Serializer,
-  type ToolCallRecord,
   type ToolSpec,
 } from './kernel.types';
-
-interface DriverReply {
-  type: 'ready' | 'result' | 'pong';
-  id?: number;
-  ok?: boolean;
-  displays?: KernelDisplay[];
-  value?: unknown;
-  pid?: number;
-  error?: string | null;
-  tool_calls?: ToolCallRecord[];
-  tool_calls_dropped?: Record<string, number>;
-  rejected?: boolean;
-  stashed?: string[];
-}
 
 type DriverOp = 'exec' | 'inspect' | 'install_tools' | 'capture' | 'assign' | 'literals' | 'dump' | 'load';
 
@@ -65,6 +50,9 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
   private readonly closed: Promise<void>;
   private readonly ready: Promise<void>;
   private startupStderr = '';
+  /** Why the host stopped this kernel for breaking the driver protocol (set once). */
+  private faultReason: string | undefined;
+  private readonly logger = new Logger(KernelProcess.name);
 
   constructor(private readonly spec: LaunchSpec) {
     super();
@@ -84,22 +72,24 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     this.pipeStream(this.child.stderr as Readable, this.err, 'stderr');
     this.closed = new Promise((resolve) => this.child.once('close', () => resolve()));
     this.ready = new Promise<void>((resolve, reject) => {
-      const replies = createInterface({ input: this.child.stdio[4] as Readable });
-      replies.on('line', (line) => {
-        let msg: DriverReply;
+      const replies = new BoundedLines(
+        MAX_REPLY_LINE_BYTES,
+        (line) => this.onLine(line, resolve),
+        () => this.fault(`it wrote a reply line over ${MAX_REPLY_LINE_BYTES / 1024 / 1024} MiB`),
+      );
+      (this.child.stdio[4] as Readable).on('data', (chunk: Buffer) => {
         try {
-          msg = JSON.parse(line) as DriverReply;
-        } catch {
-          return;
+          replies.push(chunk);
+        } catch (err) {
+          this.fault(`its reply could not be handled (${(err as Error).message})`);
         }
-        if (msg.type === 'ready') resolve();
-        else this.onReply(msg);
       });
       this.child.once('error', (e) => reject(new KernelStartError(`Cannot start the kernel: ${e.message}`)));
       this.child.once('exit', (rawCode, rawSignal) => {
         const { code, signal } = unwrapExit(rawCode, rawSignal, this.spec.wrapped);
         this.exited = { code, signal };
-        reject(new KernelStartError(`The kernel exited during start-up (${describeExit(code, signal)}). ${this.startupStderr.slice(-2000)}`.trim()));
+        const why = this.faultReason ? `it was stopped because ${this.faultReason}` : describeExit(code, signal);
+        reject(new KernelStartError(`The kernel exited during start-up (${why}). ${this.startupStderr.slice(-2000)}`.trim()));
         this.killGroup();
         this.emit('exit', code, signal);
         this.pending?.settle();
@@ -206,14 +196,14 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     this.pending = pending;
     this.out.begin(nonce, stdout, () => ((pending.stdoutDone = true), pending.check()));
     this.err.begin(nonce, stderr, () => ((pending.stderrDone = true), pending.check()));
-    this.commands.write(JSON.stringify({ ...extra, op, id, code, nonce, policy: opts.policy, screen: opts.screen, rewrite: opts.rewrite }) + '\n');
+    this.commands.write(commandLine(id, nonce, { ...extra, op, code, policy: opts.policy, screen: opts.screen, rewrite: opts.rewrite }));
 
     let outcome: ExecutionOutcome = ExecutionOutcome.completed;
     try {
       if (!(await settlesWithin(done, opts.timeoutMs))) {
         this.interrupt();
         outcome = ExecutionOutcome.interrupted;
-        if (await settlesWithin(done, opts.graceMs)) this.commands.write('{"op":"reap"}\n'); // before the next command: end what the cell left running
+        if (await settlesWithin(done, opts.graceMs)) this.commands.write(commandLine(0, undefined, { op: 'reap' })); // before the next command: end what the cell left running
         else {
           outcome = ExecutionOutcome.killed;
           this.kill();
@@ -232,6 +222,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     return {
       outcome,
       raised: pending.reply?.ok === false,
+      fault: this.faultReason,
       rejected: pending.reply?.rejected ? pending.reply.error ?? 'rejected' : undefined,
       stdout,
       stderr,
@@ -272,20 +263,38 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     }
   }
 
-  private onReply(msg: DriverReply): void {
+  /** One line from the reply pipe: every line is untrusted and checked; a bad one stops the kernel. */
+  private onLine(line: string, ready: () => void): void {
+    const parsed = parseFrame(line);
+    if ('fault' in parsed) return this.fault(parsed.fault);
+    const msg: DriverFrame = parsed.frame;
+    if (msg.type === 'ready') return ready();
+    if (msg.type === 'fault') return this.fault(msg.reason.slice(0, 500));
     const pending = this.pending;
-    if (msg.type === 'result' && pending && msg.id === pending.id) {
-      pending.reply = msg;
-      pending.check();
+    if (!pending || msg.id !== pending.id || pending.reply) return this.fault(`it sent a result for command ${msg.id}, which is not the one pending`);
+    pending.reply = msg.reply;
+    pending.check();
+  }
+
+  /** The kernel broke the driver protocol: kill it; the execution (or the start) reports `reason`. */
+  private fault(reason: string): void {
+    if (this.faultReason === undefined) {
+      this.faultReason = reason;
+      this.logger.warn({ pid: this.child.pid, reason }, 'kernel stopped: it broke the driver protocol');
     }
+    this.killGroup();
   }
 
   private pipeStream(stream: Readable, splitter: MarkerSplitter, name: string): void {
     const decoder = new StringDecoder('utf8');
     stream.on('data', (chunk: Buffer) => {
-      const text = decoder.write(chunk);
-      if (!this.pending && name === 'stderr' && this.startupStderr.length < 8000) this.startupStderr += text;
-      splitter.push(text);
+      try {
+        const text = decoder.write(chunk);
+        if (!this.pending && name === 'stderr' && this.startupStderr.length < 8000) this.startupStderr += text;
+        splitter.push(text);
+      } catch (err) {
+        this.logger.error({ pid: this.child.pid, err: (err as Error).message }, `kernel ${name} handling failed`);
+      }
     });
   }
 }

@@ -35,6 +35,8 @@ export interface KernelExecution {
   outcome: ExecutionOutcome;
   /** Python raised (traceback is in stderr). */
   raised: boolean;
+  /** The host stopped the kernel because it broke the driver protocol (e.g. user code flooding a driver pipe): why. */
+  fault?: string;
   /** The code screen refused the cell; the message says why (nothing ran). */
   rejected?: string;
   stdout: StreamText;

@@ -40,6 +40,12 @@ describe('KernelProcess (real Python)', () => {
     expect(r.stderr.text()).not.toContain('stoa_driver.py');
   });
 
+  it("gives user code none of the host's pipes: writing to fds 3, 4 and 5 fails with EBADF", async () => {
+    const r = await run(kernel, "import os\nout = []\nfor fd in (3, 4, 5):\n    try:\n        os.write(fd, b'x\\n'); out.append('wrote')\n    except OSError as e:\n        out.append(e.errno)\nprint(out)");
+    expect(r.stdout.text()).toBe('[9, 9, 9]\n');
+    expect((await run(kernel, '1 + 1')).stdout.text()).toBe('2\n');
+  });
+
   it('interrupts on timeout and keeps the namespace', async () => {
     await run(kernel, 'kept = 7');
     const r = await run(kernel, 'import time\nwhile True: time.sleep(0.05)', 500);
