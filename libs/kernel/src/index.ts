@@ -36,3 +36,6 @@ export { Sandbox, type KernelDirs, type LaunchSpec } from './sandbox';
 export { giveToKernel, kernelDirs, prepareDirs, stashDir } from './sandbox';
 /** Warm pool. */
 export { type KernelLease, type PoolStatus } from './kernel-pool';
+/** Host-wide kernel uid leases (one file per uid) and the one-server-per-data-dir lock. */
+export { UidLeases, type UidLeaseOptions } from './uid-lease';
+export { lockDataDir } from './data-dir-lock';

@@ -1,0 +1,71 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
+import { pyCalls } from '../../../test/support/py-client';
+import { bubblewrapAvailable } from '../../../test/support/sandbox';
+import { devToken } from '../../../test/support/ts-clients';
+
+const isRoot = process.geteuid?.() === 0;
+// The host filesystem, so only the uids keep the two servers' kernels apart.
+const sandbox = { network: 'inherit', filesystem: 'host' };
+
+/** Per-kernel uids need a root server and (with the interpreter under a closed home) bubblewrap. */
+describe.runIf(isRoot && bubblewrapAvailable())('two servers on one host lease kernel uids host-wide', () => {
+  let a: RunningExecutor;
+  let b: RunningExecutor;
+  beforeAll(async () => {
+    // The same uid range for both: without host-wide leases they would count from the same uid.
+    a = await startExecutor({ config: { sandbox, sessions: { warm_pool: 2 } } });
+    b = await startExecutor({ config: { sandbox, sessions: { warm_pool: 2 } } });
+  });
+  afterAll(async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+  });
+
+  const uidsOf = async (ex: RunningExecutor, user: string) => {
+    const calls = [0, 1, 2].map(() => ({ tool: 'execute_demo_code', args: { code: 'import os; print(os.getuid(), os.getcwd())' } }));
+    const out = await pyCalls(ex.mcpUrl, 'auto', calls, { token: devToken(user) });
+    return out.map((r) => {
+      const [uid, cwd] = (r.json.stdout as string).trim().split(' ');
+      return { uid: Number(uid), cwd: cwd!, sid: r.json.session_id as string };
+    });
+  };
+
+  it('hands out disjoint uids, each held by a lease file naming its server', async () => {
+    const [ka, kb] = await Promise.all([uidsOf(a, 'alice'), uidsOf(b, 'bob')]);
+    const ua = new Set(ka.map((k) => k.uid));
+    const ub = new Set(kb.map((k) => k.uid));
+    expect(ua.size).toBe(3);
+    expect(ub.size).toBe(3);
+    expect([...ua].filter((u) => ub.has(u))).toEqual([]);
+    for (const [uids, server] of [[ua, a], [ub, b]] as const) {
+      for (const uid of uids) expect(readFileSync(`/run/stoa/uids/${uid}`, 'utf8').trim()).toBe(String(server.proc.pid));
+    }
+  });
+
+  it("a kernel of one server cannot read a file of the other server's kernel, given its path", async () => {
+    const [victim] = await uidsOf(b, 'bob');
+    await pyCalls(b.mcpUrl, 'auto', [{ tool: 'execute_demo_code', args: { code: "open('secret.txt', 'w').write('bob only')", execution_session_id: victim!.sid } }], { token: devToken('bob') });
+    const path = `${victim!.cwd}/secret.txt`;
+    expect(existsSync(path)).toBe(true);
+    const [r] = await pyCalls(a.mcpUrl, 'auto', [{ tool: 'execute_demo_code', args: { code: `print(open(${JSON.stringify(path)}).read())` } }], { token: devToken('alice') });
+    expect(r!.json.success).toBe(false);
+    expect(r!.json.stderr).toMatch(/PermissionError/);
+  });
+
+  it('refuses a third server on a data dir that is in use, naming the other pid and the fix', async () => {
+    await expect(startExecutor({ dataDir: a.dataDir, config: { sandbox } })).rejects.toThrow(
+      new RegExp(`data dir .* is in use by another Stoa server \\(pid ${a.proc.pid}\\).*STOA_DATA_DIR`, 's'),
+    );
+  });
+
+  it('gives the leases back on shutdown', async () => {
+    const [k] = await uidsOf(a, 'alice');
+    const other = await startExecutor({ config: { sandbox, sessions: { warm_pool: 0 } } });
+    const [mine] = await uidsOf(other, 'carol');
+    expect(existsSync(`/run/stoa/uids/${mine!.uid}`)).toBe(true);
+    await other.stop();
+    expect(existsSync(`/run/stoa/uids/${mine!.uid}`)).toBe(false);
+    expect(existsSync(`/run/stoa/uids/${k!.uid}`)).toBe(true);
+  });
+});
