@@ -39,6 +39,11 @@ export class AffinityStore {
     await this.redis?.del(`${this.prefix}:${key}`).catch(() => undefined);
   }
 
+  /** A PING to the shared Redis, or undefined when none is configured (readiness). */
+  ping(): Promise<string> | undefined {
+    return this.redis?.ping();
+  }
+
   async close(): Promise<void> {
     await this.redis?.quit().catch(() => undefined);
   }

@@ -1,9 +1,10 @@
 import type { ServerResponse } from 'node:http';
-import { All, Controller, Get, HttpException, HttpStatus, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { All, Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, CurrentPrincipal, Public } from '@stoa/auth';
 import { NotFoundError, type Principal } from '@stoa/core';
-import { UpstreamPool } from '@stoa/connectors';
+import { probe, readiness, readinessStatus, upstreamChecks, UpstreamPool } from '@stoa/connectors';
 import { listedTools, type McpRequest } from '@stoa/mcp';
 import type { DispatcherSettings } from './dispatcher.config';
 import { DispatcherMcpService } from './dispatcher-mcp.service';
@@ -28,6 +29,7 @@ export class HealthController {
     @Inject(DISPATCHER_SETTINGS) private readonly settings: DispatcherSettings,
     private readonly pool: UpstreamPool,
     private readonly mcp: DispatcherMcpService,
+    private readonly dispatch: DispatchService,
   ) {}
 
   @Get(['health', 'healthz'])
@@ -36,10 +38,14 @@ export class HealthController {
     return { status: 'healthy', server: c.name, type: 'DispatcherServer', strategy: c.strategy, workers: Object.fromEntries(this.pool.status().map((s) => [s.name, s.state === 'healthy' ? 'healthy' : 'unhealthy'])) };
   }
 
+  /** Readiness: every worker and the affinity Redis (when configured), each named; 503 when one is down. */
   @Get('health/ready')
-  ready() {
-    if (!this.pool.upstreams().some((u) => u.healthy)) throw new HttpException({ status: 'not_ready', message: 'No worker is healthy; see /admin/v1/workers for each one\'s last error.' }, HttpStatus.SERVICE_UNAVAILABLE);
-    return { status: 'ready' };
+  async ready(@Res({ passthrough: true }) res: Response) {
+    const ping = this.dispatch.store.ping();
+    const redis = ping ? await probe(() => ping) : undefined;
+    const body = readiness(this.settings.config.name, { ...(redis ? { redis } : {}), workers: upstreamChecks(this.pool) });
+    res.status(readinessStatus(body));
+    return body;
   }
 
   @Get('catalog')

@@ -1,14 +1,17 @@
 import type { ServerResponse } from 'node:http';
-import { All, Controller, Get, HttpException, HttpStatus, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { All, Controller, Get, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
+import type { Response } from 'express';
+import { DataSource } from 'typeorm';
 import { ApiOkResponse, ApiQuery, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, CurrentPrincipal, Public } from '@stoa/auth';
 import { AuditService } from '@stoa/audit';
 import { InvalidInputError, NotFoundError, type Principal } from '@stoa/core';
-import { UpstreamPool } from '@stoa/connectors';
+import { probe, readiness, readinessStatus, upstreamChecks, UpstreamPool } from '@stoa/connectors';
 import { listedTools, type McpRequest } from '@stoa/mcp';
 import type { GatewaySettings } from './gateway.config';
 import { GatewayMcpService } from './gateway-mcp.service';
 import { GATEWAY_SETTINGS } from './gateway.tokens';
+import { RateLimits } from './rate-limits';
 
 /** `/mcp` through the SDK endpoint (upstream tool calls of 2026-07-28 clients take the fast path first). */
 @Controller()
@@ -29,6 +32,8 @@ export class HealthController {
     @Inject(GATEWAY_SETTINGS) private readonly settings: GatewaySettings,
     private readonly pool: UpstreamPool,
     private readonly mcp: GatewayMcpService,
+    private readonly db: DataSource,
+    private readonly limits: RateLimits,
   ) {}
 
   @Get(['health', 'healthz'])
@@ -37,11 +42,14 @@ export class HealthController {
     return { status: 'healthy', server: this.settings.config.name, type: 'GatewayServer', upstreams: u ? { [u.name]: u.state === 'healthy' ? 'connected' : u.state } : {}, details: this.pool.status() };
   }
 
+  /** Readiness: the audit database, Redis (when configured) and the upstream, each named; 503 when one is down. */
   @Get('health/ready')
-  ready() {
-    const up = this.pool.upstreams().some((u) => u.healthy);
-    if (!up) throw new HttpException({ status: 'not_ready', message: "The upstream is not reachable; see /health for its last error." }, HttpStatus.SERVICE_UNAVAILABLE);
-    return { status: 'ready' };
+  async ready(@Res({ passthrough: true }) res: Response) {
+    const redis = this.limits.ping();
+    const [database, redisCheck] = await Promise.all([probe(() => this.db.query('SELECT 1'), { kind: this.db.options.type }), redis ? probe(() => redis) : undefined]);
+    const body = readiness(this.settings.config.name, { database, ...(redisCheck ? { redis: redisCheck } : {}), upstreams: upstreamChecks(this.pool) });
+    res.status(readinessStatus(body));
+    return body;
   }
 
   @Get('catalog')

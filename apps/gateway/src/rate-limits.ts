@@ -23,7 +23,7 @@ export class RateLimits implements OnApplicationShutdown {
   private readonly perTool: { pattern: string; limit: number; limiter: RateLimiterAbstract }[];
 
   constructor(policy: GatewayPolicy, redisUrl: string | undefined, prefix: string) {
-    if (redisUrl && (policy.max_calls_per_minute || Object.keys(policy.tool_limits).length)) {
+    if (redisUrl) {
       this.redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
       this.redis.on('error', (err: Error) => this.logger.warn({ err: err.message }, 'rate-limit Redis unavailable; limits fall back to this process'));
     }
@@ -47,6 +47,11 @@ export class RateLimits implements OnApplicationShutdown {
       }
     }
     return undefined;
+  }
+
+  /** A PING to the configured Redis, or undefined when none is configured (readiness). */
+  ping(): Promise<string> | undefined {
+    return this.redis?.ping();
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -1,12 +1,13 @@
-import { Controller, Get, HttpException, HttpStatus, Inject } from '@nestjs/common';
+import { Controller, Get, Inject, Res } from '@nestjs/common';
+import type { Response } from 'express';
 import { Public } from '@stoa/auth';
-import { UpstreamPool } from '@stoa/connectors';
+import { readiness, readinessStatus, upstreamChecks, UpstreamPool } from '@stoa/connectors';
 import type { RouterSettings } from './router.config';
 import { ROUTER_SETTINGS } from './router.tokens';
 
 const word = { healthy: 'connected', unavailable: 'unavailable', connecting: 'connecting' } as const;
 
-/** Liveness with every upstream's state (reference shape), and readiness (503 while no upstream is reachable). */
+/** Liveness with every upstream's state (reference shape), and readiness (503 while any upstream is down). */
 @Public()
 @Controller()
 export class HealthController {
@@ -28,11 +29,9 @@ export class HealthController {
   }
 
   @Get('health/ready')
-  ready() {
-    const status = this.pool.status();
-    const up = status.filter((s) => s.state === 'healthy').length;
-    const body = { status: up ? 'ready' : 'not_ready', upstreams_ready: up, upstreams_total: status.length };
-    if (!up) throw new HttpException({ ...body, message: 'No upstream is reachable yet; see /health for each one\'s last error.' }, HttpStatus.SERVICE_UNAVAILABLE);
+  ready(@Res({ passthrough: true }) res: Response) {
+    const body = readiness(this.settings.config.name, { upstreams: upstreamChecks(this.pool) });
+    res.status(readinessStatus(body));
     return body;
   }
 }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { authConfigSchema, bearerChallenge, entraSettings } from '@stoa/auth';
+import { AUTH_ENV, authConfigSchema, bearerChallenge, entraSettings } from '@stoa/auth';
+import { ConfigError, loadConfig } from '@stoa/config';
+import { z } from 'zod';
 
 describe('auth config', () => {
   it('is no-op without a client id and Entra with one', () => {
@@ -16,6 +18,23 @@ describe('auth config', () => {
     const r = authConfigSchema.safeParse({ mode: 'entra' });
     expect(r.success).toBe(false);
     expect(r.error?.issues.map((i) => i.path.join('.'))).toEqual(['client_id', 'tenant_id']);
+  });
+
+  it('refuses an explicit noop mode when ENTRA_CLIENT_ID and ENTRA_TENANT_ID are in the environment, naming both settings', () => {
+    const load = () => loadConfig({ schema: z.object({ auth: authConfigSchema }), envMap: AUTH_ENV, env: { ENTRA_CLIENT_ID: 'cid', ENTRA_TENANT_ID: 'tid' }, overrides: { 'auth.mode': 'noop' } });
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(/auth\.client_id \(from ENTRA_CLIENT_ID\): .*auth\.mode is 'noop'.*STOA_AUTH_MODE=entra.*unset ENTRA_CLIENT_ID/);
+    expect(load).toThrow(/auth\.tenant_id \(from ENTRA_TENANT_ID\): .*auth\.mode is 'noop'/);
+  });
+
+  it('refuses an explicit noop mode beside Entra keys written in the YAML', () => {
+    const r = authConfigSchema.safeParse({ mode: 'noop', clientID: 'c', audience: ['api://c'] });
+    expect(r.error?.issues.map((i) => i.path.join('.'))).toEqual(['client_id', 'audience']);
+  });
+
+  it('treats a tenant id without a client id as a half-set Entra config, never as no-op', () => {
+    const r = authConfigSchema.safeParse({ tenant_id: 't' });
+    expect(r.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`)).toEqual(['client_id: required for Entra ID auth (or set ENTRA_CLIENT_ID)']);
   });
 
   it('derives passport-azure-ad style defaults: audiences, v1+v2 issuers, metadata URL', () => {

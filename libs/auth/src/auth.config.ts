@@ -6,7 +6,19 @@ const DEFAULT_AUTHORITY = 'https://login.microsoftonline.com';
 /** passport-azure-ad spellings accepted as aliases of our snake_case keys. */
 const ALIASES: Record<string, string> = { clientID: 'client_id', tenantID: 'tenant_id' };
 
-/** `auth:` in any app's YAML. Entra when a client id is known (YAML or ENTRA_CLIENT_ID), else no-op dev auth. */
+/** Keys that only mean something for Entra ID (a no-op config naming one contradicts itself). */
+const ENTRA_KEYS = ['client_id', 'tenant_id', 'identityMetadata', 'audience', 'issuer'] as const;
+const ENTRA_KEY_ENV: Partial<Record<(typeof ENTRA_KEYS)[number], string>> = { client_id: 'ENTRA_CLIENT_ID', tenant_id: 'ENTRA_TENANT_ID' };
+
+/** `mode` as written, else Entra as soon as a client or tenant id is known (a half-set Entra config is refused, never run open). */
+function inferredMode(a: { mode?: 'noop' | 'entra'; client_id?: string; tenant_id?: string }): 'noop' | 'entra' {
+  return a.mode ?? (a.client_id || a.tenant_id ? 'entra' : 'noop');
+}
+
+/**
+ * `auth:` in any app's YAML. Entra when a client or tenant id is known (YAML or ENTRA_*), else no-op dev auth;
+ * an explicit `mode: noop` beside Entra settings is refused.
+ */
 export const authConfigSchema = z
   .preprocess((raw) => {
     if (!raw || typeof raw !== 'object') return raw;
@@ -53,14 +65,27 @@ export const authConfigSchema = z
   }).strict())
   .prefault({})
   .superRefine((a, ctx) => {
-    const mode = a.mode ?? (a.client_id ? 'entra' : 'noop');
+    const mode = inferredMode(a);
     if (mode === 'entra') {
       for (const key of ['client_id', 'tenant_id'] as const) {
         if (!a[key]) ctx.addIssue({ code: 'custom', path: [key], message: `required for Entra ID auth (or set ENTRA_${key.toUpperCase()})` });
       }
+      return;
+    }
+    // An explicit no-op beside Entra settings: the operator believes auth is on, but nothing would be verified.
+    for (const key of ENTRA_KEYS) {
+      if (a[key] === undefined || a[key] === '') continue;
+      const env = ENTRA_KEY_ENV[key];
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message:
+          `is an Entra ID setting, but auth.mode is 'noop' (YAML auth.mode or STOA_AUTH_MODE), which verifies no token: the server would run unauthenticated. ` +
+          `To authenticate with Entra ID set auth.mode: entra (or STOA_AUTH_MODE=entra); for no-op development auth remove auth.${key}${env ? ` and unset ${env}` : ''}.`,
+      });
     }
   })
-  .transform((a) => ({ ...a, mode: a.mode ?? (a.client_id ? ('entra' as const) : ('noop' as const)) }));
+  .transform((a) => ({ ...a, mode: inferredMode(a) }));
 export type AuthConfig = z.output<typeof authConfigSchema>;
 
 /** Env overrides for {@link authConfigSchema}. */

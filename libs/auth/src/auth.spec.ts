@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allowedHostsFor, isLoopback, noopPrincipal, unauthenticatedRemoteRefusal } from '@stoa/auth';
+import { allowedHostsFor, isLoopback, noopPrincipal, noopToken, unauthenticatedRemoteRefusal } from '@stoa/auth';
 
 const jwt = (claims: object) => `x.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.y`;
 
@@ -13,6 +13,12 @@ describe('no-op auth principal (reference §7.3)', () => {
     expect(noopPrincipal(`Bearer ${jwt({ sub: 's1', iss: 'https://login.microsoftonline.com/ten/v2.0' })}`).id).toBe('s1@ten');
     expect(noopPrincipal(`Bearer ${jwt({ sub: 's1', iss: 'https://sts.windows.net/ten2/' })}`).id).toBe('s1@ten2');
     expect(noopPrincipal(`Bearer ${jwt({ sub: 's1' })}`).id).toBe('s1@default');
+  });
+  it('turns a principal back into an unsigned JWT that resolves to the same principal', () => {
+    for (const p of [noopPrincipal(undefined), noopPrincipal(`Bearer ${jwt({ sub: 'a@b.example', tid: 't', roles: ['R'], scp: 'x y', name: 'A' })}`)]) {
+      const again = noopPrincipal(`Bearer ${noopToken(p)}`);
+      expect({ ...again, token: undefined }).toEqual({ ...p, token: undefined });
+    }
   });
 });
 

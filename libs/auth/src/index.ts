@@ -1,5 +1,5 @@
-/** No-op development principal from an unverified JWT. */
-export { noopPrincipal } from './noop-auth';
+/** No-op development principal from an unverified JWT, and the unsigned JWT naming a principal. */
+export { noopPrincipal, noopToken } from './noop-auth';
 /** Bind-address rules: loopback detection, the no-op remote refusal, allowed Host names. */
 export { allowedHostsFor, isLoopback, unauthenticatedRemoteRefusal } from './bind';
 /** `auth:` config schema, env overrides and resolved Entra settings. */

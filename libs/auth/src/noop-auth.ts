@@ -19,6 +19,23 @@ export function noopPrincipal(authorization: string | undefined): Principal {
   };
 }
 
+/**
+ * The inverse of {@link noopPrincipal}: an unsigned JWT that no-op auth resolves to the same principal. Connectors
+ * in no-op mode send it upstream for callers who sent no token, so each caller stays one principal there.
+ */
+export function noopToken(principal: Principal): string {
+  const at = principal.id.lastIndexOf('@');
+  const claims = {
+    oid: at > 0 ? principal.id.slice(0, at) : principal.id,
+    tid: at > 0 ? principal.id.slice(at + 1) : 'default',
+    ...(principal.name ? { name: principal.name } : {}),
+    ...(principal.roles.length ? { roles: principal.roles } : {}),
+    ...(principal.scopes.length ? { scp: principal.scopes.join(' ') } : {}),
+  };
+  const part = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  return `${part({ alg: 'none', typ: 'JWT' })}.${part(claims)}.`;
+}
+
 function decodeUnverified(token: string): Record<string, unknown> | undefined {
   const parts = token.split('.');
   if (parts.length !== 3 || !parts[1]) return undefined;

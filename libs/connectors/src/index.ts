@@ -15,6 +15,8 @@ export { connectorFastPath, type FastPathHooks, type ForwardOutcome, type RpcBod
 export * from './credentials';
 /** A connected pool for a connector app (credentials checked at start). */
 export { createUpstreamPool } from './pool-factory';
+/** `/health/ready` of connectors: upstream checks, live probes (database, Redis), the answer and its status. */
+export { probe, readiness, readinessStatus, upstreamChecks, type Check, type Readiness } from './readiness';
 /** Shared connector config pieces (env names, CONNECTOR_PORT) and the connector app runner. */
 export { applyConnectorPort, CONNECTOR_ENV } from './connector.config';
 export { PoolLifecycle, runConnectorApp, type ConnectorAppSpec } from './connector-app';

@@ -194,9 +194,12 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
     }
   }
 
-  /** tools/list for upstreams whose /catalog lacks `mcp_tools` (needs control-plane credentials). */
+  /**
+   * tools/list for upstreams whose /catalog lacks `mcp_tools`. Modes that forward a caller's token have none for
+   * the connector itself: the list is then asked for without one (an upstream that needs auth answers 401).
+   */
   private async listTools(): Promise<McpToolInfo[]> {
-    const authorization = await this.credentials.authorization(SERVICE);
+    const authorization = await this.credentials.authorization(SERVICE).catch(() => undefined);
     if (this.detectedEra === 'legacy') {
       const client = await this.legacy.get(`${this.name}\u0000control`, this.http.urls.mcp, authorization);
       return (await client.listTools()).tools;

@@ -42,7 +42,7 @@ afterEach(() => {
 
 function options(overrides: Partial<UpstreamCredentialsOptions> = {}): UpstreamCredentialsOptions {
   return {
-    ownAudiences: [idp.clientId, `api://${idp.clientId}`],
+    connector: { mode: 'entra', audiences: [idp.clientId, `api://${idp.clientId}`], tenantId: idp.tenant, clientId: idp.clientId, authority: idp.authority },
     msal: { authorityMetadata: JSON.stringify(idp.openidConfiguration()) },
     networkClient: network,
     ...overrides,
@@ -74,12 +74,13 @@ async function failure(p: Promise<unknown>): Promise<Error> {
 describe('upstreamAuthSchema', () => {
   const issues = (raw: unknown) => upstreamAuthSchema.safeParse(raw).error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`) ?? [];
 
-  it('defaults to no auth', () => {
-    expect(upstreamAuthSchema.parse(undefined)).toEqual({ mode: 'none' });
+  it("leaves an upstream without auth.mode to the caller's own identity, never to a shared one", () => {
+    expect(upstreamAuthSchema.parse(undefined)).toMatchObject({ mode: 'caller' });
+    expect(upstreamAuthSchema.parse({ audience: UPSTREAM })).toMatchObject({ mode: 'caller', audience: UPSTREAM });
   });
 
-  it('requires an audience for passthrough', () => {
-    expect(issues({ mode: 'passthrough' })).toEqual([expect.stringMatching(/^audience: required when mode is passthrough/)]);
+  it("takes passthrough without an audience as the connector's own audience", () => {
+    expect(upstreamAuthSchema.parse({ mode: 'passthrough' })).toEqual({ mode: 'passthrough' });
   });
 
   it('lists every key obo is missing, naming the secret variable to set', () => {
@@ -132,9 +133,9 @@ describe('mode none and passthrough', () => {
     expect(await failure(c.authorization(await user('alice')))).toBeInstanceOf(ConfigError);
   });
 
-  it('refuses passthrough when the router accepts no audiences (no-op auth)', () => {
-    const c = credentials({ mode: 'passthrough', audience: idp.clientId }, { ownAudiences: [] });
-    expect(() => c.assertUsable()).toThrow(/not this router's own \(none \(the router runs no-op auth\)\)/);
+  it('accepts any passthrough audience label when the connector runs no-op auth (its tokens are unverified dev tokens)', () => {
+    const c = credentials({ mode: 'passthrough', audience: 'dev' }, { connector: { mode: 'noop', audiences: [] } });
+    expect(() => c.assertUsable()).not.toThrow();
   });
 
   it('forwards the caller token to an upstream that is the same protected resource', async () => {

@@ -79,7 +79,7 @@ export class PeerRefusedError extends AppError {
 /** Credentials for a peer with an `auth:` block (connector modes); none → the caller's token is forwarded. */
 export function peerCredentials(peer: PeerDestination, ownAudiences: string[]): UpstreamCredentials | undefined {
   if (!peer.auth) return undefined;
-  const c = new UpstreamCredentials(peer.name, peer.auth, { ownAudiences });
+  const c = new UpstreamCredentials(peer.name, peer.auth, { connector: { mode: ownAudiences.length ? 'entra' : 'noop', audiences: ownAudiences } });
   c.assertUsable();
   return c;
 }

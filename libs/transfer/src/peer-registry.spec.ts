@@ -40,7 +40,7 @@ describe('peerSpecSchema', () => {
   });
 
   it('reports auth problems under the auth key', () => {
-    const result = peerSpecSchema.safeParse({ url: 'https://gis.example.com', auth: { mode: 'passthrough' } });
+    const result = peerSpecSchema.safeParse({ url: 'https://gis.example.com', auth: { mode: 'passthrough', audience: '' } });
     expect(result.success).toBe(false);
     expect(result.error?.issues.map((i) => i.path.join('.'))).toEqual(['auth.audience']);
   });

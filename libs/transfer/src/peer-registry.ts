@@ -20,7 +20,7 @@ const peerObjectSchema = z
   })
   .strict()
   .transform((peer, ctx): PeerSpec => {
-    // Absent auth must stay absent: upstreamAuthSchema would default it to mode none.
+    // Absent auth must stay absent (the caller's token is forwarded as is); upstreamAuthSchema would make it a block.
     if (peer.auth === undefined) return { url: peer.url };
     const auth = upstreamAuthSchema.safeParse(peer.auth);
     if (auth.success) return { url: peer.url, auth: auth.data };

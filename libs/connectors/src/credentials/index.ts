@@ -1,5 +1,16 @@
-/** Per-upstream `auth:` config (passthrough | obo | client_credentials | none), validated and resolved. */
-export { upstreamAuthSchema, UpstreamAuthMode, type ConfidentialAuth, type PassthroughAuth, type UpstreamAuthConfig } from './upstream-auth.config';
+/** Per-upstream `auth:` config (no mode = the caller's identity | passthrough | obo | client_credentials | none), validated and resolved. */
+export {
+  upstreamAuthSchema,
+  UpstreamAuthMode,
+  type CallerAuth,
+  type ConfidentialAuth,
+  type NoAuth,
+  type PassthroughAuth,
+  type ResolvedUpstreamAuth,
+  type UpstreamAuthConfig,
+} from './upstream-auth.config';
+/** The connector's own identity, the caller-mode resolution and the shared-identity rule. */
+export { connectorIdentity, resolveUpstreamAuth, sharedIdentityCheck, type ConnectorIdentity } from './caller-identity';
 /** The `Authorization` header the router sends to an upstream for a caller; refuses unsafe passthrough. */
 export { UpstreamCredentials, type MsalAuthorityOverrides, type UpstreamCredentialsOptions } from './upstream-credentials';
 /** An MSAL network client that trusts a private CA. */

@@ -1,12 +1,14 @@
 import { z } from 'zod';
+import { boolish } from '@stoa/config';
 
 const DEFAULT_AUTHORITY = 'https://login.microsoftonline.com';
 const DEFAULT_SECRET_ENV = 'UPSTREAM_CLIENT_SECRET';
 /** Multi-tenant aliases: OBO and client credentials need the router's own tenant. */
 const TENANT_ALIASES = new Set(['common', 'organizations', 'consumers']);
 
-/** How the router authenticates to one upstream. */
+/** How the router authenticates to one upstream (`caller` = no mode written: the caller's own identity). */
 export const UpstreamAuthMode = {
+  caller: 'caller',
   passthrough: 'passthrough',
   obo: 'obo',
   clientCredentials: 'client_credentials',
@@ -16,7 +18,8 @@ export type UpstreamAuthMode = (typeof UpstreamAuthMode)[keyof typeof UpstreamAu
 
 const rawSchema = z
   .object({
-    mode: z.enum(['passthrough', 'obo', 'client_credentials', 'none']).default('none'),
+    /** Unset: the caller's identity (passthrough to the connector's own audience, else on-behalf-of). */
+    mode: z.enum(['passthrough', 'obo', 'client_credentials', 'none']).optional(),
     /** What tokens for the upstream carry as `aud`: its app id URI (`api://…`) or client id. */
     audience: z.string().min(1).optional(),
     /** Scopes requested for the upstream; default `{audience}/.default`. */
@@ -28,15 +31,23 @@ const rawSchema = z
     client_secret: z.string().min(1).optional(),
     /** Environment variable holding the client secret; default UPSTREAM_CLIENT_SECRET. */
     client_secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').optional(),
-    /** Authority host (sovereign clouds, tests). */
-    authority: z.url({ protocol: /^https$/ }).default(DEFAULT_AUTHORITY),
+    /** Authority host (sovereign clouds, tests); default login.microsoftonline.com (the connector's own when mode is unset). */
+    authority: z.url({ protocol: /^https$/ }).optional(),
+    /** `none` / `client_credentials` make every caller one upstream principal: beside Entra auth only with this set. */
+    shared_identity_acknowledged: boolish.default(false),
   })
   .strict();
+type RawUpstreamAuth = z.output<typeof rawSchema>;
 
-/** Passthrough forwards the caller's token; only allowed when the upstream is one of our own audiences. */
+/** No token: every caller is the same anonymous principal upstream. */
+export interface NoAuth {
+  mode: 'none';
+  sharedIdentityAcknowledged?: true;
+}
+/** Passthrough forwards the caller's token; only allowed when the upstream is one of our own audiences (unset = ours). */
 export interface PassthroughAuth {
   mode: 'passthrough';
-  audience: string;
+  audience?: string;
 }
 /** The router's confidential client gets its own token for the upstream (Entra OBO or client credentials). */
 export interface ConfidentialAuth {
@@ -47,9 +58,23 @@ export interface ConfidentialAuth {
   clientId: string;
   clientSecret: string;
   authority: string;
+  sharedIdentityAcknowledged?: true;
+}
+/**
+ * No `mode` written (the seed docs' configs): the caller's own identity reaches the upstream — passthrough when
+ * the upstream shares the connector's audience (or the connector runs no-op auth), on-behalf-of when `audience`
+ * names another one. Resolved against the connector by `resolveUpstreamAuth`.
+ */
+export interface CallerAuth {
+  mode: 'caller';
+  audience?: string;
+  /** The block as written (no mode), for on-behalf-of defaults. */
+  block: RawUpstreamAuth;
 }
 /** The parsed `auth:` block of one upstream. */
-export type UpstreamAuthConfig = { mode: 'none' } | PassthroughAuth | ConfidentialAuth;
+export type UpstreamAuthConfig = NoAuth | PassthroughAuth | ConfidentialAuth | CallerAuth;
+/** An `auth:` block with the connector's defaults applied: what the credentials run. */
+export type ResolvedUpstreamAuth = Exclude<UpstreamAuthConfig, CallerAuth>;
 
 /**
  * `auth:` of one upstream in YAML. The client secret is read here, once, from `client_secret` or the
@@ -57,9 +82,13 @@ export type UpstreamAuthConfig = { mode: 'none' } | PassthroughAuth | Confidenti
  */
 export const upstreamAuthSchema = rawSchema.prefault({}).transform((a, ctx): UpstreamAuthConfig => {
   const issue = (path: string, message: string) => ctx.addIssue({ code: 'custom', path: [path], message, input: a });
-  if (a.mode === 'none') return { mode: 'none' };
+  const ack = a.shared_identity_acknowledged ? { sharedIdentityAcknowledged: true as const } : {};
+  if (!a.mode) {
+    return { mode: 'caller', ...(a.audience ? { audience: a.audience } : {}), block: a };
+  }
+  if (a.mode === 'none') return { mode: 'none', ...ack };
+  if (a.mode === 'passthrough') return { mode: 'passthrough', ...(a.audience ? { audience: a.audience } : {}) };
   if (!a.audience) issue('audience', `required when mode is ${a.mode}: the upstream's app id URI or client id (the \`aud\` its tokens must carry)`);
-  if (a.mode === 'passthrough') return a.audience ? { mode: 'passthrough', audience: a.audience } : z.NEVER;
 
   for (const key of ['tenant_id', 'client_id'] as const) {
     if (!a[key]) issue(key, `required when mode is ${a.mode}: the ${key === 'tenant_id' ? 'tenant' : 'application (client) id'} of the router's own app registration`);
@@ -85,7 +114,8 @@ export const upstreamAuthSchema = rawSchema.prefault({}).transform((a, ctx): Ups
     tenantId: a.tenant_id,
     clientId: a.client_id,
     clientSecret: secret,
-    authority: a.authority.replace(/\/+$/, ''),
+    authority: (a.authority ?? DEFAULT_AUTHORITY).replace(/\/+$/, ''),
+    ...(a.mode === 'client_credentials' ? ack : {}),
   };
 });
 

@@ -2,10 +2,12 @@ import { createHash } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { AuthError, ConfidentialClientApplication, type AuthenticationResult, type INetworkModule } from '@azure/msal-node';
 import { ConfigError } from '@stoa/config';
+import { noopToken } from '@stoa/auth';
 import type { Principal } from '@stoa/core';
+import { resolveUpstreamAuth, sharedIdentityCheck, type ConnectorIdentity } from './caller-identity';
 import { UpstreamIdentityError, UpstreamTokenError } from './credentials.errors';
 import { TokenCache, type IssuedToken } from './token-cache';
-import type { ConfidentialAuth, UpstreamAuthConfig } from './upstream-auth.config';
+import type { ConfidentialAuth, ResolvedUpstreamAuth, UpstreamAuthConfig } from './upstream-auth.config';
 
 /** Renew this long before expiry (MSAL's own cache uses the same offset). */
 const RENEW_BEFORE_EXPIRY_MS = 5 * 60_000;
@@ -24,8 +26,8 @@ export interface MsalAuthorityOverrides {
 }
 
 export interface UpstreamCredentialsOptions {
-  /** The audiences this router accepts on its own tokens; passthrough is allowed only to these. */
-  ownAudiences: readonly string[];
+  /** How the connector authenticates its callers: passthrough goes only to its own audiences, OBO uses its app registration. */
+  connector: ConnectorIdentity;
   msal?: MsalAuthorityOverrides;
   /** HTTP client for the identity provider, e.g. `httpsNetworkClient({ ca })` for a private CA. Default: MSAL's (fetch). */
   networkClient?: INetworkModule;
@@ -38,17 +40,30 @@ export class UpstreamCredentials {
   private readonly msal: ConfidentialClientApplication | undefined;
   /** Why this config must not run, found once at construction. */
   private readonly problem: string | undefined;
+  private readonly config: ResolvedUpstreamAuth;
+  /** Callers are no-op principals: one without a token is forwarded as an unsigned JWT naming it. */
+  private readonly noopCallers: boolean;
 
+  /** Resolves a block without mode against the connector (throws a ConfigError if on-behalf-of lacks settings). */
   constructor(
     readonly upstream: string,
-    private readonly config: UpstreamAuthConfig,
+    config: UpstreamAuthConfig,
     options: UpstreamCredentialsOptions,
   ) {
-    this.problem = passthroughProblem(config, options.ownAudiences);
-    this.msal = config.mode === 'obo' || config.mode === 'client_credentials' ? createMsal(config, options) : undefined;
+    this.config = resolveUpstreamAuth(upstream, config, options.connector);
+    this.noopCallers = options.connector.mode === 'noop';
+    const shared = sharedIdentityCheck(upstream, this.config, options.connector);
+    this.problem = passthroughProblem(this.config, options.connector) ?? shared.refusal;
+    if (shared.notice) this.logger.warn({ upstream }, shared.notice);
+    this.msal = this.config.mode === 'obo' || this.config.mode === 'client_credentials' ? createMsal(this.config, options) : undefined;
   }
 
-  /** Throws a ConfigError when the config is unsafe to run (passthrough to another resource); call at startup. */
+  /** The mode in effect (`caller` blocks resolved to passthrough or obo). */
+  get mode(): ResolvedUpstreamAuth['mode'] {
+    return this.config.mode;
+  }
+
+  /** Throws a ConfigError when the config is unsafe to run (passthrough to another resource, a shared identity beside Entra); call at startup. */
   assertUsable(): void {
     if (this.problem) throw new ConfigError(`upstream "${this.upstream}"`, [this.problem]);
   }
@@ -61,8 +76,10 @@ export class UpstreamCredentials {
         return undefined;
       case 'passthrough':
         this.assertUsable(); // never forward a token to another resource, even if startup skipped the check
-        if (!principal.token) throw this.identityError('forwards the caller\'s bearer token (mode passthrough)', principal);
-        return `Bearer ${principal.token}`;
+        if (principal.token) return `Bearer ${principal.token}`;
+        // No-op auth: a caller without a token is still this one principal upstream, never a shared default.
+        if (this.noopCallers && principal.source === 'noop') return `Bearer ${noopToken(principal)}`;
+        throw this.identityError('forwards the caller\'s bearer token (mode passthrough)', principal);
       case 'obo':
         return this.onBehalfOf(principal, c);
       case 'client_credentials':
@@ -111,7 +128,7 @@ export class UpstreamCredentials {
   private identityError(what: string, principal: Principal): UpstreamIdentityError {
     const why = principal.source === 'noop' ? ' (no-op auth without a token)' : '';
     return new UpstreamIdentityError(
-      `Upstream "${this.upstream}" ${what}, but this request carries no bearer token${why}. Call with an Entra user token, or configure the upstream with mode client_credentials or none.`,
+      `Upstream "${this.upstream}" ${what}, but this request carries no bearer token${why}. Call with an Entra user token; for callers without one the upstream needs mode client_credentials or none (beside Entra auth also shared_identity_acknowledged: true).`,
       { upstream: this.upstream },
     );
   }
@@ -125,9 +142,10 @@ export class UpstreamCredentials {
   }
 }
 
-function passthroughProblem(config: UpstreamAuthConfig, ownAudiences: readonly string[]): string | undefined {
-  if (config.mode !== 'passthrough' || ownAudiences.includes(config.audience)) return undefined;
-  const ours = ownAudiences.length ? ownAudiences.map((a) => `'${a}'`).join(', ') : 'none (the router runs no-op auth)';
+function passthroughProblem(config: ResolvedUpstreamAuth, id: ConnectorIdentity): string | undefined {
+  // No-op auth has no audience of its own: any label is accepted (the tokens are unverified dev tokens).
+  if (config.mode !== 'passthrough' || id.mode === 'noop' || !config.audience || id.audiences.includes(config.audience)) return undefined;
+  const ours = id.audiences.map((a) => `'${a}'`).join(', ');
   return (
     `auth.mode: passthrough would forward callers' tokens to audience '${config.audience}', which is not this router's own (${ours}). ` +
     'MCP forbids token passthrough unless the upstream is the same protected resource. ' +
