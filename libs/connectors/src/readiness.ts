@@ -1,3 +1,4 @@
+import { probe as probeOnce } from '@stoa/core';
 import type { UpstreamPool } from './upstream-pool';
 
 /** One dependency's readiness: `ok`, and why not. */
@@ -16,9 +17,6 @@ export interface Readiness {
   message?: string;
 }
 
-/** How long a live probe (database, Redis) may take before it counts as down. */
-const PROBE_TIMEOUT_MS = 2000;
-
 /** Each upstream (or worker) by name, as of its last health check (every `health_interval_seconds`). */
 export function upstreamChecks(pool: UpstreamPool): Record<string, Check> {
   return Object.fromEntries(
@@ -30,20 +28,9 @@ export function upstreamChecks(pool: UpstreamPool): Record<string, Check> {
   );
 }
 
-/** Runs a live probe (a `SELECT 1`, a Redis PING) with a timeout; a failure is reported, never thrown. */
-export async function probe(run: () => Promise<unknown>, detail: Record<string, unknown> = {}): Promise<Check> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
-  });
-  try {
-    await Promise.race([run(), timeout]);
-    return { ok: true, ...detail };
-  } catch (err) {
-    return { ok: false, ...detail, error: err instanceof Error ? err.message : String(err) };
-  } finally {
-    clearTimeout(timer);
-  }
+/** A live probe (a `SELECT 1`, a Redis PING), bounded in time; a failure is reported, never thrown. */
+export function probe(run: () => Promise<unknown>, detail: Record<string, unknown> = {}): Promise<Check> {
+  return probeOnce(async () => (await run(), detail));
 }
 
 /** The readiness answer, naming what is failing; send it with {@link readinessStatus}. */

@@ -15,7 +15,7 @@ export { accessLog, LoggingModule, REDACTED_PATHS } from './logging.module';
 /** Python repr of JSON values. */
 export { isPyIdentifier, pyRepr } from './python';
 /** Readiness checks for `/health/ready` (each dependency named, bounded in time). */
-export { runReadiness, type CheckResult, type ReadinessCheck } from './readiness';
+export { probe, runReadiness, type CheckResult, type ReadinessCheck } from './readiness';
 /** Untrusted input in messages and logs (bounded echoes), JSON nesting bounds. */
 export { clip, ECHO_CHARS, jsonNestsDeeper, kindOf } from './untrusted';
 /** JSON request bodies: nesting bound, large bodies parsed off the event loop. */

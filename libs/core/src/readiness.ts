@@ -13,16 +13,17 @@ export type CheckResult = { ok: boolean; ms: number; error?: string } & Record<s
  * waited on), and says which failed and why.
  */
 export async function runReadiness(checks: readonly ReadinessCheck[], timeoutMs = 2000): Promise<{ ready: boolean; checks: Record<string, CheckResult> }> {
-  const results = await Promise.all(checks.map(async (c) => [c.name, await runOne(c, timeoutMs)] as const));
+  const results = await Promise.all(checks.map(async (c) => [c.name, await probe(c.check, timeoutMs)] as const));
   return { ready: results.every(([, r]) => r.ok), checks: Object.fromEntries(results) };
 }
 
-async function runOne(c: ReadinessCheck, timeoutMs: number): Promise<CheckResult> {
+/** Runs one check bounded by `timeoutMs`: a failure (or a hang) is reported with its reason, never thrown. */
+export async function probe(check: ReadinessCheck['check'], timeoutMs = 2000): Promise<CheckResult> {
   const t0 = performance.now();
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)));
   try {
-    const details = await Promise.race([c.check(), timeout]);
+    const details = await Promise.race([check(), timeout]);
     return { ok: true, ms: round(performance.now() - t0), ...(details ?? {}) };
   } catch (err) {
     return { ok: false, ms: round(performance.now() - t0), error: (err as Error).message };
