@@ -168,6 +168,7 @@ describe('Entra ID auth with a real local HTTPS OIDC issuer', () => {
     expect(badOrigin.status).toBe(403);
     const big = await post(ex.mcpUrl, { authorization: token }, { ...INIT, pad: 'x'.repeat(17 * 1024 * 1024) });
     expect(big.status).toBe(413);
-    expect(((await big.json()) as { error_description: string }).error_description).toContain('limit is 16 MiB');
+    // At /mcp a refused body is a JSON-RPC error (clients read error.message).
+    expect(((await big.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: -32600, message: expect.stringContaining('limit is 16 MiB') });
   });
 });

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
 import { alive, descendants, rssMb } from '../../../test/support/processes';
@@ -250,6 +251,33 @@ describe('sandbox refusals and the code screen', () => {
     await expect(startExecutor({ config: { sandbox: { network: 'none', filesystem: 'confined' } }, env: { STOA_BWRAP: '/nonexistent/bwrap' } })).rejects.toThrow(/need bubblewrap \(bwrap\), which is not installed.*apt-get install bubblewrap/s);
   });
 
+  // As on a fresh machine: root, no bubblewrap, the interpreter under a home other uids cannot enter (pyenv in /root).
+  const freshMachine = process.geteuid?.() === 0 && closedHome();
+  const noBwrap = { STOA_BWRAP: '/nonexistent/bwrap' };
+  const hostSandbox = { network: 'inherit', filesystem: 'host' };
+
+  it.runIf(freshMachine)('a no-op dev server without bubblewrap runs kernels as its own user and says so once, with the fix', async () => {
+    const ex = await startExecutor({ config: { sandbox: hostSandbox }, env: { ...noBwrap, LOG_LEVEL: 'info' } });
+    try {
+      const health = (await (await fetch(`${ex.url}/health`)).json()) as { sandbox: Record<string, string> };
+      expect(health.sandbox).toMatchObject({ user: 'root', isolation: 'none', degraded: expect.stringContaining('bubblewrap is not installed') });
+      const warnings = ex.logs().split('\n').filter((l) => l.includes('not as one unprivileged uid each'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain('apt-get install bubblewrap');
+      const [r] = await pyCalls(ex.mcpUrl, 'auto', [{ tool: 'execute_demo_code', args: { code: 'import os; os.getuid()' } }]);
+      expect(r!.json.stdout).toBe('0\n');
+    } finally {
+      await ex.stop();
+    }
+  });
+
+  it.runIf(freshMachine)('a server with real auth, or sandbox.user: per_kernel, refuses instead of giving up per-kernel uids', async () => {
+    const entra = { tenant_id: '00000000-0000-0000-0000-000000000000', client_id: '11111111-1111-1111-1111-111111111111' };
+    const refusal = /Kernels must run as their own unprivileged uid .*Install bubblewrap/s;
+    await expect(startExecutor({ config: { auth: entra, sandbox: hostSandbox }, env: noBwrap })).rejects.toThrow(refusal);
+    await expect(startExecutor({ config: { sandbox: { ...hostSandbox, user: 'per_kernel' } }, env: noBwrap })).rejects.toThrow(refusal);
+  });
+
   it('keeps the reference AST screen as guidance when there is no OS sandbox (off by default with one)', async () => {
     const ex = await startExecutor({ config: { sandbox: { network: 'inherit', filesystem: 'host' } } });
     const c = await v2Client(ex.mcpUrl, 'auto');
@@ -266,3 +294,10 @@ describe('sandbox refusals and the code screen', () => {
     }
   });
 });
+
+/** Whether the test interpreter lies under a directory other users cannot traverse. */
+function closedHome(): boolean {
+  const exe = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+  for (let d = dirname(exe); d !== dirname(d); d = dirname(d)) if ((statSync(d).mode & 0o001) === 0) return true;
+  return false;
+}

@@ -232,7 +232,7 @@ describe('send, download links and object transfer', () => {
     }
   });
 
-  it('Python mcp clients send without naming their session; a legacy session\'s links die with it', async () => {
+  it('Python mcp clients send without naming their session; a legacy session\'s links outlive its connection and die with the session', async () => {
     const calls = [
       { tool: 'execute_alpha_code', args: { code: "open(agora_output('py.txt'), 'w').write('from python')" } },
       { tool: 'alpha_send', args: { data_ref: 'py.txt', to: 'user' } },
@@ -242,9 +242,12 @@ describe('send, download links and object transfer', () => {
     expect(made?.json.success).toBe(true);
     expect(link?.json).toMatchObject({ success: true, destination: 'user' });
     expect(await (await fetch(link?.json.remote_uri as string)).text()).toBe('from python');
-    // Legacy: the MCP session's kernel; it is closed when the client disconnects, and its links with it.
-    const [, legacy] = await pyCalls(alpha.mcpUrl, 'legacy', calls, { token: devToken('erin') });
+    // Legacy: the MCP session's kernel; the client's disconnect ends only the transport, so the link still works…
+    const [legacyRun, legacy] = await pyCalls(alpha.mcpUrl, 'legacy', calls, { token: devToken('erin') });
     expect(legacy?.json).toMatchObject({ success: true, destination: 'user' });
+    expect(await (await fetch(legacy?.json.remote_uri as string)).text()).toBe('from python');
+    // …until the session itself is closed.
+    await pyCalls(alpha.mcpUrl, 'auto', [{ tool: 'alpha_close_session', args: { session_id: legacyRun?.json.session_id } }], { token: devToken('erin') });
     expect(await until('the closed session\'s link to answer 404', async () => ((await fetch(legacy?.json.remote_uri as string)).status === 404 ? true : undefined))).toBe(true);
   });
 });
