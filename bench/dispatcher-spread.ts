@@ -5,11 +5,11 @@
  */
 import { startExecutor, type RunningExecutor } from '../test/support/executor-process';
 import { startDispatcher } from '../test/support/router-process';
-import { emit, emitFigures, note, runBench, summarize } from './lib/bench';
+import { emit, emitFigures, note, rounds, runBench, summarize } from './lib/bench';
 import { connect } from './lib/mcp';
 
 const BENCH = 'dispatcher-spread';
-const SESSIONS = 300;
+const SESSIONS = rounds(300, 8);
 const WEIGHTS = [1, 2, 1];
 const KEY = 'bench-dispatcher-key-0123456789abcdef';
 

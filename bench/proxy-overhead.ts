@@ -22,15 +22,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecutionOutcome, type KernelExecution, type KernelProcess, KernelService } from '@stoa/kernel';
 import { buildCatalog, kernelToolSpecs } from '@stoa/tools';
-import { emit, emitFigures, note, quietNestLogger, summarize, runBench } from './lib/bench';
+import { emit, emitFigures, note, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
 
 const BENCH = 'proxy-overhead';
-const N = 20_000;
-const REPS = 3;
+const N = rounds(20_000, 200);
+const REPS = rounds(3, 1);
 const LIST_LEN = 1000;
 const TRACE_CALLS = 100;
-const TRACE_WARMUP = 10;
-const TRACE_SAMPLES = 50;
+const TRACE_WARMUP = rounds(10, 1);
+const TRACE_SAMPLES = rounds(50, 2);
 const OPTS = { timeoutMs: 600_000, graceMs: 3_000, captureChars: 100_000 };
 
 const PACKAGE = [
