@@ -17,7 +17,7 @@
  * Part 2 (per execution, ms): a cell that makes 100 proxy add() calls vs one making 100 direct calls,
  * interleaved, timed around KernelProcess.execute (the trace travels back in the driver's reply).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecutionOutcome, type KernelExecution, type KernelProcess, KernelService } from '@stoa/kernel';
@@ -157,6 +157,7 @@ async function traceReturn(k: KernelProcess): Promise<void> {
 async function main(): Promise<void> {
   quietNestLogger();
   const root = mkdtempSync(join(tmpdir(), 'stoa-bench-proxy-'));
+  chmodSync(root, 0o755); // as root, kernels run under their own uid and must be able to import benchpkg
   mkdirSync(join(root, 'benchpkg'));
   writeFileSync(join(root, 'benchpkg', '__init__.py'), '');
   writeFileSync(join(root, 'benchpkg', 'ops.py'), `${PACKAGE}\n`);
