@@ -19,17 +19,17 @@ import { loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import { BullMqJobQueue, InProcessJobQueue, type JobProcessor, type JobQueue } from '@stoa/jobs';
 import { type RunningExecutor, startExecutor } from '../test/support/executor-process';
-import { emit, emitFigures, note, quietNestLogger, summarize, type Summary, runBench } from './lib/bench';
+import { emit, emitFigures, note, quietNestLogger, rounds, summarize, type Summary, runBench } from './lib/bench';
 import { adminBatchTimes, BENCH_REDIS_URL, dropRedisPrefix, openRedisSockets, pollBatch, sleep, uniquePrefix } from './lib/jobs';
 import { type BenchClient, connect } from './lib/mcp';
 
 const BENCH = 'async-job';
-const PORT_WARMUP = 30;
-const PORT_SAMPLES = 300;
-const JOB_WARMUP = 10;
-const JOB_SAMPLES = 100;
-const BATCH_WARMUP = 3;
-const BATCH_SAMPLES = 50;
+const PORT_WARMUP = rounds(30, 1);
+const PORT_SAMPLES = rounds(300, 3);
+const JOB_WARMUP = rounds(10, 1);
+const JOB_SAMPLES = rounds(100, 2);
+const BATCH_WARMUP = rounds(3, 1);
+const BATCH_SAMPLES = rounds(50, 2);
 const POLL_GAP_MS = 2;
 const GOAL_PORT_BULLMQ_P50_MS = 10;
 

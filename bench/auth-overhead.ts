@@ -12,13 +12,13 @@ import { rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { startExecutor, type RunningExecutor } from '../test/support/executor-process';
 import { TestOidcIssuer } from '../test/support/oidc-issuer';
-import { emit, emitFigures, note, quietNestLogger, summarize, runBench } from './lib/bench';
+import { emit, emitFigures, note, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
 import type { VerifyReply, VerifyRequest } from './lib/entra-verify-worker';
 import { connect } from './lib/mcp';
 
 const BENCH = 'auth-overhead';
-const WARMUP = 50;
-const SAMPLES = 400;
+const WARMUP = rounds(50, 1);
+const SAMPLES = rounds(400, 3);
 const GOAL_ADDED_MS = 0.3;
 
 /** The verifier child: `verify(token)` → ms measured inside the child; `backToBack` → n such figures taken in a row. */

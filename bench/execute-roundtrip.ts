@@ -9,12 +9,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ExecutionOutcome, KernelService } from '@stoa/kernel';
 import { startExecutor } from '../test/support/executor-process';
-import { emitFigures, note, quietNestLogger, summarize, runBench } from './lib/bench';
+import { emitFigures, note, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
 import { connect } from './lib/mcp';
 
 const BENCH = 'execute-roundtrip';
-const WARMUP = 50;
-const SAMPLES = 300;
+const WARMUP = rounds(50, 1);
+const SAMPLES = rounds(300, 3);
 // What the executor passes for the demo config: default_timeout 300 s, grace 3 s, 50 000 chars.
 const KERNEL_OPTS = { timeoutMs: 300_000, graceMs: 3_000, captureChars: 50_000 };
 

@@ -13,14 +13,14 @@ import { readFileSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { startExecutor, type RunningExecutor } from '../test/support/executor-process';
 import { alive, descendants, rssMb } from '../test/support/processes';
-import { emit, note, quietNestLogger, runBench } from './lib/bench';
+import { emit, note, quietNestLogger, rounds, runBench, SMOKE } from './lib/bench';
 import { connect } from './lib/mcp';
 
 const BENCH = 'idle-memory';
-const SESSIONS = Number(process.env.IDLE_SESSIONS ?? 200);
+const SESSIONS = Number(process.env.IDLE_SESSIONS ?? (SMOKE ? 4 : 200));
 const CONCURRENCY = 4;
 const SETTLE_MS = 2000;
-const BARE_PROCS = 20;
+const BARE_PROCS = rounds(20, 2);
 const GOAL_RSS_MB = 12;
 
 const round2 = (n: number): number => Number(n.toFixed(2));

@@ -11,12 +11,12 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { KernelService } from '@stoa/kernel';
 import { type RunningExecutor, startExecutor } from '../test/support/executor-process';
-import { emit, note, quietNestLogger, summarize, runBench } from './lib/bench';
+import { emit, note, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
 import { adminBatchTimes, BENCH_REDIS_URL, type BatchView, dropRedisPrefix, pollBatch, realPython, runToExit, uniquePrefix } from './lib/jobs';
 import { type BenchClient, connect } from './lib/mcp';
 
 const BENCH = 'parallel-scaling';
-const ITEMS = 100;
+const ITEMS = rounds(100, 4);
 const CODE = 'result = sum(i * i for i in range(20000)) + n';
 const EXPECTED = (n: number): number => 2_666_466_670_000 + n; // sum(i*i for i in range(20000)) = 19999·20000·39999/6
 const WARMUP_ITEMS = 4;

@@ -17,20 +17,20 @@
  * Part 2 (per execution, ms): a cell that makes 100 proxy add() calls vs one making 100 direct calls,
  * interleaved, timed around KernelProcess.execute (the trace travels back in the driver's reply).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExecutionOutcome, type KernelExecution, type KernelProcess, KernelService } from '@stoa/kernel';
 import { buildCatalog, kernelToolSpecs } from '@stoa/tools';
-import { emit, emitFigures, note, quietNestLogger, summarize, runBench } from './lib/bench';
+import { emit, emitFigures, note, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
 
 const BENCH = 'proxy-overhead';
-const N = 20_000;
-const REPS = 3;
+const N = rounds(20_000, 200);
+const REPS = rounds(3, 1);
 const LIST_LEN = 1000;
 const TRACE_CALLS = 100;
-const TRACE_WARMUP = 10;
-const TRACE_SAMPLES = 50;
+const TRACE_WARMUP = rounds(10, 1);
+const TRACE_SAMPLES = rounds(50, 2);
 const OPTS = { timeoutMs: 600_000, graceMs: 3_000, captureChars: 100_000 };
 
 const PACKAGE = [
@@ -157,6 +157,7 @@ async function traceReturn(k: KernelProcess): Promise<void> {
 async function main(): Promise<void> {
   quietNestLogger();
   const root = mkdtempSync(join(tmpdir(), 'stoa-bench-proxy-'));
+  chmodSync(root, 0o755); // as root, kernels run under their own uid and must be able to import benchpkg
   mkdirSync(join(root, 'benchpkg'));
   writeFileSync(join(root, 'benchpkg', '__init__.py'), '');
   writeFileSync(join(root, 'benchpkg', 'ops.py'), `${PACKAGE}\n`);

@@ -12,12 +12,12 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { KernelService } from '@stoa/kernel';
 import { startExecutor } from '../test/support/executor-process';
-import { emitFigures, note, quietNestLogger, summarize, runBench } from './lib/bench';
+import { emitFigures, note, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
 import { connect } from './lib/mcp';
 
 const BENCH = 'session-start';
-const WARMUP = 3;
-const SAMPLES = 40;
+const WARMUP = rounds(3, 1);
+const SAMPLES = rounds(40, 2);
 
 /** The real interpreter behind `python3` (no pyenv shim or other wrapper in the measured spawn). */
 function realPython(): string {

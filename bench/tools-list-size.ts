@@ -16,7 +16,7 @@ import { dirname, join } from 'node:path';
 import { parse } from 'yaml';
 import { type RunningExecutor, startExecutor } from '../test/support/executor-process';
 import { ROOT } from '../test/support/paths';
-import { emit, note, runBench } from './lib/bench';
+import { emit, note, runBench, SMOKE } from './lib/bench';
 import { connect } from './lib/mcp';
 
 const BENCH = 'tools-list-size';
@@ -92,7 +92,7 @@ function breakdown(label: string, m: Measured): void {
 }
 
 async function main(): Promise<void> {
-  for (const server of ['demo', 'science']) {
+  for (const server of SMOKE ? ['demo'] : ['demo', 'science']) {
     const results: Record<string, Measured> = {};
     for (const [label, config] of Object.entries(configs(server))) {
       note(`starting ${label}`);

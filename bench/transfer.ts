@@ -12,18 +12,20 @@ import { dirname, join } from 'node:path';
 import { startExecutor, type RunningExecutor } from '../test/support/executor-process';
 import { freePort } from '../test/support/ports';
 import { devToken } from '../test/support/ts-clients';
-import { note, quietNestLogger, runBench } from './lib/bench';
+import { note, quietNestLogger, runBench, SMOKE } from './lib/bench';
 import { connect, type BenchClient } from './lib/mcp';
 import { emitSize, jsonBody, loggedMs, peakRssMb, postChunks, startSink, stats } from './lib/transfer';
 
 const BENCH = 'transfer';
 const MB = 1_000_000;
 /** Fewer rounds for the big sizes keep the whole run around a minute on the 2-core VM. */
-const SIZES = [
-  { mb: 1, warmup: 3, samples: 30 },
-  { mb: 10, warmup: 2, samples: 15 },
-  { mb: 100, warmup: 1, samples: 8 },
-] as const;
+const SIZES = SMOKE
+  ? [{ mb: 1, warmup: 1, samples: 1 }]
+  : [
+      { mb: 1, warmup: 3, samples: 30 },
+      { mb: 10, warmup: 2, samples: 15 },
+      { mb: 100, warmup: 1, samples: 8 },
+    ];
 const SUBJECTS = ['peer-send', 'local-send', 'http-upload', 'http-upload-json', 'receive-direct'] as const;
 type Subject = (typeof SUBJECTS)[number];
 

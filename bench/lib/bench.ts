@@ -76,3 +76,11 @@ export function runBench(bench: string, main: () => Promise<void>): void {
     },
   );
 }
+
+/** `BENCH_SMOKE=1` (set by `npm run bench -- --smoke`): every bench runs once with a few rounds, to prove it starts and runs. */
+export const SMOKE = process.env.BENCH_SMOKE === '1';
+
+/** A round count: `full` normally, at most `smoke` in smoke mode. */
+export function rounds(full: number, smoke = 2): number {
+  return SMOKE ? Math.min(full, smoke) : full;
+}

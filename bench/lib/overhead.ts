@@ -4,12 +4,12 @@
  * era): a trivial tool (`demo_list_sessions`) and `1+1` in an existing session. Connectors forward 2026-07-28
  * tools/call requests without re-parsing them.
  */
-import { emitFigures, note, summarize } from './bench';
+import { emitFigures, note, rounds, summarize } from './bench';
 import { connect } from './mcp';
 import { type Connector, demoBehindRouter } from './network';
 
-const WARMUP = 50;
-const SAMPLES = 500;
+const WARMUP = rounds(50, 1);
+const SAMPLES = rounds(500, 3);
 
 /** Runs the overhead cases against `kind`; bench name `{kind}-overhead`. */
 export async function overhead(kind: Connector): Promise<void> {

@@ -1,19 +1,19 @@
 import { z } from 'zod';
 import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
-import { boolish, ConfigError, loadConfig, positiveInt } from '@stoa/config';
+import { boolish, ConfigError, loadConfig, positiveInt, serverName } from '@stoa/config';
 import { applyConnectorPort, CONNECTOR_ENV, poolConfigSchema, upstreamAuthSchema } from '@stoa/connectors';
 
 /** One worker (reference WorkerConfig): an identical executor replica. */
-const workerSchema = z.object({
-  name: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,40}$/, 'use letters, digits, _ and -'),
+const workerSchema = z.strictObject({
+  name: serverName,
   url: z.url(),
   weight: positiveInt.default(1),
 });
 
 /** The dispatcher's YAML (reference DispatcherConfig, §8.1) plus auth and the shared affinity settings. */
 export const dispatcherConfigSchema = z
-  .object({
-    name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,40}$/, 'use letters, digits and _'),
+  .strictObject({
+    name: serverName,
     description: z.string().default(''),
     server: serverConfigSchema,
     auth: authConfigSchema,

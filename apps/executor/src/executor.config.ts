@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { AUTH_ENV, authConfigSchema, serverConfigSchema } from '@stoa/auth';
-import { boolish, ConfigError, loadConfig } from '@stoa/config';
+import { boolish, ConfigError, loadConfig, serverName } from '@stoa/config';
 import { checkTimeouts, EXECUTION_ENV, executionConfigSchema, resolveTruncationThreshold } from '@stoa/execution';
 import { kernelEnvironmentFields, KERNEL_ENV, SANDBOX_ENV, sandboxConfigSchema } from '@stoa/kernel';
 import { assetSpecSchema, checkEnvironmentBuild, environmentBuildFields, sidecarListSchema } from '@stoa/provision';
@@ -15,14 +15,14 @@ import { loadDomain, SEARCH_ENV, searchConfigSchema, skillsConfigSchema, toolsCo
 
 /** `environment:` — how kernels' Python is built (@stoa/provision) and what they inherit (@stoa/kernel). */
 const environmentSchema = z
-  .object({ ...environmentBuildFields, ...kernelEnvironmentFields })
+  .strictObject({ ...environmentBuildFields, ...kernelEnvironmentFields })
   .superRefine(checkEnvironmentBuild)
   .prefault({});
 
 /** The whole server.yaml of an executor. */
 export const executorConfigSchema = z
-  .object({
-    name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,40}$/, 'use letters, digits and _ (it becomes part of tool names)'),
+  .strictObject({
+    name: serverName,
     description: z.string().default(''),
     data_dir: z.string().default('./data'),
     server: serverConfigSchema,

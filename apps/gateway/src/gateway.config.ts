@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
 import { auditConfigSchema } from '@stoa/audit';
-import { ConfigError, loadConfig, positiveInt } from '@stoa/config';
+import { ConfigError, loadConfig, positiveInt, serverName } from '@stoa/config';
 import { applyConnectorPort, CONNECTOR_ENV, poolConfigSchema, upstreamSchema } from '@stoa/connectors';
 import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
 
@@ -9,7 +9,7 @@ const list = z.union([z.array(z.string()), z.string().transform((s) => s.split('
 
 /** `policy:` (reference GatewayPolicy) — globs on MCP tool names and on domain function names. */
 export const gatewayPolicySchema = z
-  .object({
+  .strictObject({
     /** Only these MCP tools (globs); null = every tool not blocked. */
     allowed_tools: list.nullable().default(null),
     /** MCP tools refused (globs). The reference's family names work too: check_job, parallel_execute, send, plan_workflow, load_skill. */
@@ -26,8 +26,8 @@ export const gatewayPolicySchema = z
 export type GatewayPolicy = z.output<typeof gatewayPolicySchema>;
 
 /** The gateway's YAML (reference GatewayConfig, §8.1) plus auth, audit, database and rate-limit store. */
-export const gatewayConfigSchema = z.object({
-  name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,40}$/, 'use letters, digits and _'),
+export const gatewayConfigSchema = z.strictObject({
+  name: serverName,
   description: z.string().default(''),
   server: serverConfigSchema,
   auth: authConfigSchema,

@@ -1,15 +1,15 @@
 import { z } from 'zod';
 import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
-import { ConfigError, loadConfig } from '@stoa/config';
+import { ConfigError, loadConfig, serverName } from '@stoa/config';
 import { applyConnectorPort, CONNECTOR_ENV, poolConfigSchema, upstreamSchema } from '@stoa/connectors';
 import { SEARCH_ENV, searchConfigSchema } from '@stoa/tools';
 
 /** A cross-server link between states (navigation aid in the unified plan). */
-const bridgeSchema = z.object({ from_state: z.string().min(1), to_state: z.string().min(1), description: z.string().default('') });
+const bridgeSchema = z.strictObject({ from_state: z.string().min(1), to_state: z.string().min(1), description: z.string().default('') });
 
 /** The router's YAML (reference RouterConfig, §8.1) plus auth, listener and pool settings. */
-export const routerConfigSchema = z.object({
-  name: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,40}$/, 'use letters, digits and _ (it becomes part of tool names)'),
+export const routerConfigSchema = z.strictObject({
+  name: serverName,
   description: z.string().default(''),
   server: serverConfigSchema,
   auth: authConfigSchema,

@@ -3,7 +3,7 @@ import { boolish, positiveInt } from '@stoa/config';
 
 /** `audit:` — one database record per proxied call. */
 export const auditConfigSchema = z
-  .object({
+  .strictObject({
     /** Keep code cells themselves; by default only their sha256 is stored. */
     store_code: boolish.default(false),
     /** Records older than this are deleted (checked hourly). */

@@ -3,7 +3,7 @@ import { boolish, positiveInt } from '@stoa/config';
 
 /** `server:` — an app's HTTP listener (executor, router, gateway, dispatcher). */
 export const serverConfigSchema = z
-  .object({
+  .strictObject({
     host: z.string().default('127.0.0.1'),
     port: z.coerce.number().int().min(0).max(65535).default(8000),
     /** Extra Host header names accepted (DNS-rebinding protection). */

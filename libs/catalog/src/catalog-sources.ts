@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { ConfigError } from '@stoa/config';
+import { ConfigError, parseConfig } from '@stoa/config';
 import { type BlobAccessConfig, type CatalogConfig, type CatalogSourceConfig, catalogFileSchema } from './catalog.config';
 import type { CatalogSettings, CatalogSource } from './catalog.types';
 
@@ -52,11 +52,7 @@ function readCatalogFile(file: string): CatalogSourceConfig[] {
   } catch (err) {
     throw new ConfigError(file, [`not valid YAML: ${(err as Error).message}`]);
   }
-  const parsed = catalogFileSchema.safeParse(doc);
-  if (!parsed.success) {
-    throw new ConfigError(file, parsed.error.issues.map((i) => `${i.path.map(String).join('.') || '(root)'}: ${i.message}`));
-  }
-  return parsed.data.sources;
+  return parseConfig(catalogFileSchema, doc, file).sources;
 }
 
 const AZ_URI = /^az:\/\/([^/]+)\/([^/]+)(?:\/(.*))?$/;

@@ -23,7 +23,7 @@ const NO_EMBEDDINGS = ['none', 'bm25', 'keyword', ''];
 
 /** `search:` in catalog.yaml: accepted for compatibility; only full-text search exists here. */
 const searchSchema = z
-  .object({
+  .strictObject({
     embedding_model: z
       .string()
       .nullish()
@@ -45,7 +45,7 @@ const searchSchema = z
   .prefault({});
 
 /** catalog.yaml (reference §4.9); an empty file is an empty catalog. */
-export const catalogFileSchema = z.object({
+export const catalogFileSchema = z.strictObject({
   sources: z.array(catalogSourceSchema).nullish().transform((s) => s ?? []),
   search: searchSchema,
 });

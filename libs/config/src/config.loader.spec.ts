@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { boolish, ConfigError, loadConfig, positiveInt } from '@stoa/config';
+import { boolish, checkConfig, ConfigError, loadConfig, positiveInt } from '@stoa/config';
 
-const schema = z.object({
+const schema = z.strictObject({
   name: z.string(),
-  server: z.object({ port: positiveInt.default(8000), open: boolish.default(false) }).prefault({}),
+  server: z.strictObject({ port: positiveInt.default(8000), open: boolish.default(false) }).prefault({}),
 });
 
 function yamlFile(text: string): string {
@@ -42,5 +42,24 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ schema, file: '/nonexistent/server.yaml' })).toThrow(/cannot read the file/);
     expect(() => loadConfig({ schema, file: yamlFile('- a\n- b\n') })).toThrow(/YAML mapping at the top level/);
     expect(() => loadConfig({ schema, file: yamlFile('a: [\n') })).toThrow(/not valid YAML/);
+  });
+
+  it('lists an unknown key with its path and the nearest valid name, beside the other problems', () => {
+    const file = yamlFile('name: demo\nserver:\n  prot: 9000\n  open: maybe\n');
+    expect(() => loadConfig({ schema, file })).toThrow(/server\.prot: unknown key; did you mean port\?/);
+    expect(() => loadConfig({ schema, file })).toThrow(/server\.open: /);
+  });
+});
+
+describe('checkConfig', () => {
+  const entry = z.union([z.string(), z.strictObject({ url: z.string(), auth: z.strictObject({ mode: z.enum(['none', 'obo']) }).optional() })]);
+
+  it('reports the problems of the one union option the value has the type of, with full paths', () => {
+    const result = checkConfig(z.strictObject({ peers: z.record(z.string(), entry) }), { peers: { gis: { url: 'http://gis', auth: { mdoe: 'none' } } } });
+    expect(!result.success && result.problems).toEqual([expect.stringMatching(/^peers\.gis\.auth\.mode: /), 'peers.gis.auth.mdoe: unknown key; did you mean mode?']);
+  });
+
+  it('returns the parsed value when the document is valid', () => {
+    expect(checkConfig(entry, 'http://gis')).toEqual({ success: true, data: 'http://gis' });
   });
 });

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './config.errors';
+import { unknownKeyProblems } from './unknown-keys';
 
 /** Environment variable → dotted config path (e.g. `PORT` → `server.port`). */
 export type EnvMap = Readonly<Record<string, string>>;
@@ -25,7 +26,7 @@ export interface LoadedConfig<T> {
   baseDir: string;
 }
 
-/** Reads YAML + env + overrides and validates them; throws one ConfigError naming every bad key. */
+/** Reads YAML + env + overrides and validates them; throws one ConfigError naming every bad key (unknown ones too). */
 export function loadConfig<S extends z.ZodType>(options: LoadConfigOptions<S>): LoadedConfig<z.output<S>> {
   const source = options.file ?? '(defaults and environment)';
   const raw = options.file ? readYaml(options.file) : {};
@@ -42,16 +43,53 @@ export function loadConfig<S extends z.ZodType>(options: LoadConfigOptions<S>): 
   for (const [path, value] of Object.entries(options.overrides ?? {})) {
     if (value !== undefined) setPath(raw, path, value);
   }
-  const parsed = options.schema.safeParse(raw);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => {
-      const key = issue.path.map(String).join('.') || '(root)';
-      const from = envSources.get(key);
-      return `${key}${from ? ` (from ${from})` : ''}: ${issue.message}`;
-    });
-    throw new ConfigError(source, problems);
-  }
-  return { config: parsed.data, baseDir: options.file ? dirname(resolve(options.file)) : process.cwd() };
+  const config = parseConfig(options.schema, raw, source, envSources);
+  return { config, baseDir: options.file ? dirname(resolve(options.file)) : process.cwd() };
+}
+
+/**
+ * Validates a raw document; throws one ConfigError naming every bad key, unknown keys with the nearest valid
+ * name. `envSources` (dotted path → env variable) names the variable a bad value came from.
+ */
+export function parseConfig<S extends z.ZodType>(schema: S, raw: unknown, source: string, envSources: ReadonlyMap<string, string> = new Map()): z.output<S> {
+  const checked = checkConfig(schema, raw, envSources);
+  if (!checked.success) throw new ConfigError(source, checked.problems);
+  return checked.data;
+}
+
+export type ConfigCheck<T> = { success: true; data: T } | { success: false; problems: string[] };
+
+/** {@link parseConfig} without the throw: the parsed value, or one line per problem (`path: what is wrong`). */
+export function checkConfig<S extends z.ZodType>(schema: S, raw: unknown, envSources: ReadonlyMap<string, string> = new Map()): ConfigCheck<z.output<S>> {
+  const knownKeys = new Map<unknown, string[]>(); // the object that had unknown keys → its schema's keys
+  const parsed = schema.safeParse(raw, {
+    reportInput: true,
+    error: (issue) => {
+      if (issue.code === 'unrecognized_keys' && issue.inst instanceof z.core.$ZodObject) {
+        knownKeys.set(issue.input, Object.keys(issue.inst._zod.def.shape));
+      }
+      return undefined; // zod's own message
+    },
+  });
+  if (parsed.success) return { success: true, data: parsed.data };
+  const problems = parsed.error.issues.flatMap(unwrapUnion).flatMap((issue) => {
+    const key = issue.path.map(String).join('.');
+    if (issue.code === 'unrecognized_keys') return unknownKeyProblems(key, issue.keys, knownKeys.get(issue.input) ?? []);
+    const from = envSources.get(key);
+    return [`${key || '(root)'}${from ? ` (from ${from})` : ''}: ${issue.message}`];
+  });
+  return { success: false, problems };
+}
+
+/**
+ * A union whose value has the type of exactly one option (e.g. `peers.x: {url, auth}` rather than a URL string)
+ * reports that option's problems, with full paths, instead of zod's bare "Invalid input".
+ */
+function unwrapUnion(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
+  if (issue.code !== 'invalid_union' || !issue.errors.length) return [issue];
+  const typed = issue.errors.filter((branch) => !(branch.length === 1 && branch[0]?.code === 'invalid_type' && branch[0].path.length === 0));
+  if (typed.length !== 1) return [issue];
+  return (typed[0] ?? []).flatMap((sub) => unwrapUnion({ ...sub, path: [...issue.path, ...sub.path] }));
 }
 
 function readYaml(file: string): Record<string, unknown> {

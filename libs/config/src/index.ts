@@ -1,4 +1,6 @@
 /** One ConfigError listing every bad key. */
 export { ConfigError } from './config.errors';
 /** YAML + env + CLI overrides validated by zod; shared zod helpers for config schemas. */
-export { boolish, loadConfig, nonNegative, positiveInt, type EnvMap, type LoadConfigOptions, type LoadedConfig } from './config.loader';
+export { boolish, checkConfig, loadConfig, nonNegative, parseConfig, positiveInt, type ConfigCheck, type EnvMap, type LoadConfigOptions, type LoadedConfig } from './config.loader';
+/** The name rule of servers, upstreams, workers and peers (it becomes part of MCP tool names). */
+export { serverName } from './server-name';

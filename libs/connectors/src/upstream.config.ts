@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { positiveInt } from '@stoa/config';
+import { positiveInt, serverName } from '@stoa/config';
 import type { Principal } from '@stoa/core';
 import { upstreamAuthSchema } from './credentials';
 
 /** One `upstreams:` entry (reference UpstreamConfig, plus how the router authenticates to it). */
-export const upstreamSchema = z.object({
+export const upstreamSchema = z.strictObject({
   /** Our label for the upstream (health, admin, `upstream` arguments); tool names come from the upstream itself. */
-  name: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,40}$/, 'use letters, digits, _ and -'),
+  name: serverName,
   /** Base URL of the upstream server, with or without a trailing `/mcp`. */
   url: z.url(),
   /** fnmatch-style globs on the upstream's catalog tool names; null or ["*"] = all. */
@@ -24,7 +24,7 @@ export interface CredentialSource {
 
 /** `connectors:` — timing and bounds of the upstream pool. */
 export const poolConfigSchema = z
-  .object({
+  .strictObject({
     /** Health check period per upstream. */
     health_interval_seconds: positiveInt.default(10),
     /** Catalog refresh period (a changed catalog version seen by a health check refreshes at once). */

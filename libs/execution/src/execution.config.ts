@@ -7,7 +7,7 @@ export const DEFAULT_MAX_CODE_BYTES = 1024 * 1024;
 
 /** `execution:` in a server YAML. */
 export const executionConfigSchema = z
-  .object({
+  .strictObject({
     /** sync: inline results; async_only: every execute returns a job handle; adaptive: inline unless it runs past promotion_threshold_s. */
     mode: z.enum(['sync', 'async_only', 'adaptive']).default('sync'),
     promotion_threshold_s: nonNegative.default(60),

@@ -3,7 +3,7 @@ import { nonNegative } from '@stoa/config';
 
 /** `jobs:` in a server YAML. */
 export const jobsConfigSchema = z
-  .object({
+  .strictObject({
     /** Redis for BullMQ (REDIS_URL); unset → in-process jobs (single replica). */
     redis_url: z.string().optional(),
     /** Redis key prefix shared by the replicas of one server; default `stoa:{name}` (set it when two deployments share a Redis). */

@@ -19,7 +19,7 @@ export const kernelEnvironmentFields = {
 };
 
 /** Kernel timing knobs (under `execution:`). */
-export const kernelTimingSchema = z.object({
+export const kernelTimingSchema = z.strictObject({
   /** After a timeout's SIGINT, how long the kernel may take to yield before it is killed. */
   interrupt_grace_seconds: nonNegative.default(3),
   /** Upper bound for a kernel to start and report ready. */

@@ -3,7 +3,7 @@ import { nonNegative, positiveInt } from '@stoa/config';
 
 /** `sandbox.limits:` — rlimits applied inside every kernel before user code runs (0 = unlimited). */
 const limitsSchema = z
-  .object({
+  .strictObject({
     /** Address space (RLIMIT_AS) in MiB; numpy/pandas need more than 256, so the default is 2048. */
     memory_mb: nonNegative.default(2048),
     /** Processes/threads of the kernel's user (RLIMIT_NPROC): fork bombs hit this. Applied when kernels run under their own uid. */
@@ -20,7 +20,7 @@ const limitsSchema = z
  * confined filesystem. Both need bubblewrap; a host that cannot provide them stops the server at start.
  */
 export const sandboxConfigSchema = z
-  .object({
+  .strictObject({
     /** `none`: kernels get their own network namespace (no route anywhere, not even 127.0.0.1) and no host unix sockets. */
     network: z.enum(['inherit', 'none']).default('none'),
     /** `confined`: read-only host view, private /tmp, the server's data dir hidden, only the session's directories writable. */

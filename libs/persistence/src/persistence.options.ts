@@ -5,7 +5,7 @@ import { z } from 'zod';
 
 /** `database:` in a server YAML. */
 export const databaseConfigSchema = z
-  .object({
+  .strictObject({
     /** `postgres://…` for PostgreSQL; omitted → SQLite file at `sqlite_path`. */
     url: z.string().optional(),
     /** SQLite file; default `{data_dir}/stoa.sqlite`. */

@@ -21,7 +21,7 @@ import { sleep } from './process-utils';
 
 /** One entry of `assets:` in a server YAML. */
 export const assetSpecSchema = z
-  .object({
+  .strictObject({
     name: z.string().min(1),
     source: z.string().min(1),
     /** Relative to the asset cache dir. */

@@ -48,7 +48,7 @@ export function checkEnvironmentBuild(env: { type: string; requirements: string;
 }
 
 /** The build keys of `environment:` in a server YAML (the kernel lib reads `env`/`passthrough_env`). */
-export const environmentBuildSchema = z.object(environmentBuildFields).superRefine(checkEnvironmentBuild).prefault({});
+export const environmentBuildSchema = z.strictObject(environmentBuildFields).superRefine(checkEnvironmentBuild).prefault({});
 export type EnvironmentBuildConfig = z.output<typeof environmentBuildSchema>;
 
 export interface EnsureEnvironmentOptions {

@@ -28,7 +28,7 @@ function loopbackProblem(host: string): string | undefined {
 }
 
 /** One entry of `environment.sidecars` (the reference's SidecarConfig). */
-export const sidecarSchema = z.object({
+export const sidecarSchema = z.strictObject({
   name: z.string().min(1),
   command: z.array(z.string().min(1)).min(1, 'command needs at least the program (or, with use_env_python, the script)'),
   /** Prepend the kernel environment's interpreter to `command`. */

@@ -3,7 +3,7 @@ import { boolish, nonNegative, positiveInt } from '@stoa/config';
 
 /** `sessions:` in a server YAML. */
 export const sessionConfigSchema = z
-  .object({
+  .strictObject({
     max_sessions: positiveInt.default(100),
     idle_timeout_minutes: nonNegative.default(30),
     /** Kernels started, sandboxed and bootstrapped ahead of demand (new sessions and batch items take them). */

@@ -9,7 +9,7 @@ import type { DomainCatalog } from './tools.types';
 
 /** `tools:` in server.yaml: a manifest file (or inline list), the default package and Python paths. */
 export const toolsConfigSchema = z
-  .object({
+  .strictObject({
     /** Tool manifest YAML, relative to server.yaml. */
     manifest: z.string().optional(),
     /** Inline manifest (`states`, `tools`) instead of a file. */
@@ -23,7 +23,7 @@ export const toolsConfigSchema = z
 
 /** `skills:` in server.yaml. */
 export const skillsConfigSchema = z
-  .object({
+  .strictObject({
     /** Directory of markdown skills (relative to server.yaml). */
     dir: z.string().optional(),
     /** Domain of these skills; default: the name of the skills directory's parent. */

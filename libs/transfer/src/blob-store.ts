@@ -12,7 +12,7 @@ import { AppError, ErrorKind, InvalidInputError, NotFoundError, UnavailableError
 
 const MiB = 1024 * 1024;
 /** Download/upload tuning (reference §2.8: MCP_BLOB_MAX_CONCURRENCY, MCP_BLOB_CHUNK_SIZE, MCP_BLOB_MAX_SINGLE_GET). */
-export const blobTuningSchema = z.object({
+export const blobTuningSchema = z.strictObject({
   /** Parallel range requests (and block uploads) per transfer. */
   max_concurrency: positiveInt.default(4),
   /** Bytes per range request / uploaded block. */

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { checkConfig } from '@stoa/config';
 import { loadPeerRegistry, peersConfigSchema, peerSpecSchema, type PeerSpec } from './peer-registry';
 
 const dir = mkdtempSync(join(tmpdir(), 'stoa-peers-'));
@@ -40,9 +41,14 @@ describe('peerSpecSchema', () => {
   });
 
   it('reports auth problems under the auth key', () => {
-    const result = peerSpecSchema.safeParse({ url: 'https://gis.example.com', auth: { mode: 'passthrough', audience: '' } });
+    const result = checkConfig(peerSpecSchema, { url: 'https://gis.example.com', auth: { mode: 'passthrough', audience: '' } });
     expect(result.success).toBe(false);
-    expect(result.error?.issues.map((i) => i.path.join('.'))).toEqual(['auth.audience']);
+    expect(!result.success && result.problems).toEqual([expect.stringMatching(/^auth\.audience: /)]);
+  });
+
+  it('names an unknown key inside a peer auth block with the nearest valid name', () => {
+    const result = checkConfig(peerSpecSchema, { url: 'https://gis.example.com', auth: { mode: 'passthrough', audiance: 'api://gis' } });
+    expect(!result.success && result.problems).toContain('auth.audiance: unknown key; did you mean audience?');
   });
 
   it('refuses URLs that are not http(s) and unknown keys', () => {

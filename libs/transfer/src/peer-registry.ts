@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { checkConfig } from '@stoa/config';
 import { upstreamAuthSchema, type UpstreamAuthConfig } from '@stoa/connectors';
 
 /**
@@ -12,23 +13,14 @@ export interface PeerSpec {
 }
 
 const peerObjectSchema = z
-  .object({
+  .strictObject({
     /** The peer's base URL; http(s) rules are checked per send (reference §6.4), not here. */
     url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. http://gis-server:8000' }),
-    /** Same block as an upstream's `auth:` (passthrough | obo | client_credentials | none). */
-    auth: z.unknown().optional(),
+    /** Same block as an upstream's `auth:` (passthrough | obo | client_credentials | none). Absent must stay
+     * absent (upstreamAuthSchema alone would fill in its default), hence the `undefined` branch first. */
+    auth: z.union([z.undefined(), upstreamAuthSchema]),
   })
-  .strict()
-  .transform((peer, ctx): PeerSpec => {
-    // Absent auth must stay absent (the caller's token is forwarded as is); upstreamAuthSchema would make it a block.
-    if (peer.auth === undefined) return { url: peer.url };
-    const auth = upstreamAuthSchema.safeParse(peer.auth);
-    if (auth.success) return { url: peer.url, auth: auth.data };
-    for (const issue of auth.error.issues) {
-      ctx.addIssue({ code: 'custom', path: ['auth', ...issue.path], message: issue.message, input: peer.auth });
-    }
-    return z.NEVER;
-  });
+  .transform((peer): PeerSpec => (peer.auth === undefined ? { url: peer.url } : { url: peer.url, auth: peer.auth }));
 
 /** One peer entry: the reference's `name: url` string, or `{ url, auth? }`. */
 export const peerSpecSchema = z.preprocess((value) => (typeof value === 'string' ? { url: value } : value), peerObjectSchema);
@@ -57,9 +49,9 @@ export function loadPeerRegistry(
         warn('AGORA_PEER_REGISTRY entry with an empty name ignored');
         continue;
       }
-      const peer = peerSpecSchema.safeParse(value);
+      const peer = checkConfig(peerSpecSchema, value);
       if (peer.success) registry.set(name, peer.data);
-      else warn(`AGORA_PEER_REGISTRY entry '${name}' ignored: ${describeIssues(peer.error)}`);
+      else warn(`AGORA_PEER_REGISTRY entry '${name}' ignored: ${peer.problems.join('; ')}`);
     }
   }
   registry.delete(ownName);
@@ -82,8 +74,4 @@ function readEnvRegistry(raw: string, warn: (m: string) => void): Record<string,
     return {};
   }
   return parsed as Record<string, unknown>;
-}
-
-function describeIssues(error: z.ZodError): string {
-  return error.issues.map((i) => `${i.path.length ? `${i.path.join('.')}: ` : ''}${i.message}`).join('; ');
 }

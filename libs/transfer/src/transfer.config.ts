@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { boolish, positiveInt } from '@stoa/config';
+import { boolish, positiveInt, serverName } from '@stoa/config';
 import { blobTuningSchema } from './blob-store';
 
 const MiB = 1024 * 1024;
@@ -8,7 +8,7 @@ export const MAX_TRANSFER_BYTES = 256 * MiB;
 
 /** `transfer:` — links, handles, asset tags and object transfer limits. */
 export const transferConfigSchema = z
-  .object({
+  .strictObject({
     /** Lifetime of `/artifacts/…` download links. */
     link_ttl_seconds: positiveInt.default(3600),
     /** Key that signs download links (share it across replicas); falls back to sessions.id_signing_key, else random per process. */
@@ -22,7 +22,7 @@ export const transferConfigSchema = z
     /** Blob transfer tuning (MCP_BLOB_MAX_CONCURRENCY, MCP_BLOB_CHUNK_SIZE, MCP_BLOB_MAX_SINGLE_GET). */
     blob: blobTuningSchema.prefault({}),
     handles: z
-      .object({
+      .strictObject({
         /** How long a stashed object stays retrievable. */
         ttl_hours: z.number().positive().default(24),
         /** Largest object stash() accepts. */
@@ -34,7 +34,7 @@ export const transferConfigSchema = z
       })
       .prefault({}),
     assets: z
-      .object({
+      .strictObject({
         /** Extra directories `<local>…</local>` may read (the data dir's `datasets/` and catalog roots are always allowed). */
         roots: z.array(z.string()).default([]),
         /** Largest file an asset tag may fetch into a session. */
@@ -48,8 +48,8 @@ export const transferConfigSchema = z
 export type TransferConfig = z.output<typeof transferConfigSchema>;
 
 /** A statically configured peer server destination (reference ServerPublisher). */
-const serverPublisherSchema = z.object({
-  name: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,62}$/, 'use letters, digits, _ and -'),
+const serverPublisherSchema = z.strictObject({
+  name: serverName,
   url: z.string().url(),
   /** Allow plain http to this host (registry peers always may; reference trust_http). */
   trust_http: boolish.default(false),
@@ -57,10 +57,10 @@ const serverPublisherSchema = z.object({
 
 /** `publishers:` — the `{name}_send` destinations besides `user` and registry peers. */
 export const publishersConfigSchema = z
-  .object({
-    local: z.object({ base_dir: z.string() }).optional(),
+  .strictObject({
+    local: z.strictObject({ base_dir: z.string() }).optional(),
     blob: z
-      .object({
+      .strictObject({
         connection_string: z.string().optional(),
         account_url: z.string().url().optional(),
         container: z.string().min(3).max(63).default('stoa-exports'),

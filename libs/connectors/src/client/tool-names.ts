@@ -1,3 +1,5 @@
+import { distance as editDistance } from 'fastest-levenshtein';
+
 /**
  * Namespacing of tool names in the merged catalog: `${server}__${tool}`.
  * `__` keeps qualified names inside `[A-Za-z0-9_-]` (valid for MCP and for LLM function-calling APIs that
@@ -40,18 +42,4 @@ export function closeMatches(input: string, candidates: readonly string[], limit
     .sort((a, b) => a.score - b.score || a.candidate.localeCompare(b.candidate))
     .slice(0, limit)
     .map((s) => s.candidate);
-}
-
-/** Levenshtein distance (two rows). */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }
