@@ -7,7 +7,7 @@ import { lockDataDir, UidLeases } from '@stoa/kernel';
 
 const isRoot = process.geteuid?.() === 0;
 /** A pid that existed and is gone now. */
-const deadPid = () => spawnSync('true').pid as number;
+const deadPid = () => spawnSync('true').pid;
 
 describe('host-wide uid leases', () => {
   const dir = mkdtempSync(join(tmpdir(), 'stoa-leases-'));
