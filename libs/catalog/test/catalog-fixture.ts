@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { CATALOG_MIGRATIONS, type CatalogSettings, type CatalogSource } from '@stoa/catalog';
 import { DEV_PRINCIPAL_ID } from '@stoa/core';
-import type { ToolContext, ToolDefinition } from '@stoa/mcp';
+import { ToolFailure, type ToolContext, type ToolDefinition } from '@stoa/mcp';
 import { buildDataSourceOptions, ensurePostgresSchema } from '@stoa/persistence';
 import type { DbTarget } from '../../../test/support/databases';
 
@@ -43,6 +43,8 @@ export function callTool(tools: readonly ToolDefinition[]): ToolCall {
   return async (name, args = {}) => {
     const tool = tools.find((t) => t.name === name);
     if (!tool) throw new Error(`no tool ${name}`);
-    return tool.handler(tool.input.parse(args), ctx);
+    // A tool failure (isError: true on the wire) is compared by its JSON body, tagged so tests see it failed.
+    const out = await tool.handler(tool.input.parse(args), ctx);
+    return out instanceof ToolFailure ? { ...out.body, tool_failure: true } : out;
   };
 }

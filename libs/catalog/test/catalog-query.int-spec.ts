@@ -185,7 +185,7 @@ describe.each(targets)('query_catalog on %s', (kind) => {
   it('answers through the query_catalog tool with rows or {error}', async () => {
     const call = callTool(catalogTools(catalog));
     expect(await call('query_catalog', { sql: 'SELECT count(*) AS n FROM catalog_artifacts' })).toEqual([{ n: 4 }]);
-    expect(await call('query_catalog', { sql: 'DELETE FROM catalog_artifacts' })).toEqual({ error: 'Write operations are not permitted. Query starts with: DELETE' });
+    expect(await call('query_catalog', { sql: 'DELETE FROM catalog_artifacts' })).toEqual({ error: 'Write operations are not permitted. Query starts with: DELETE', tool_failure: true });
     expect(await call('query_catalog', { sql: 'SELECT name FROM catalog_artifacts ORDER BY name', max_rows: 1 })).toEqual([{ name: 'a.csv' }]);
   });
 });

@@ -180,7 +180,7 @@ describe.each(targets)('data catalog on %s', (kind) => {
     ]);
     const notes = (await call('get_artifact', { artifact_id: artifactId(uri('energy/notes.stoa-unknown')) })) as Record<string, unknown>;
     expect(Object.keys(notes)).toEqual(['id', 'name', 'storage_uri', 'description', 'domain', 'source_type', 'size_bytes', 'indexed_at', 'load_path']);
-    expect(await call('get_artifact', { artifact_id: 'nope' })).toEqual({ error: expect.stringMatching(/^Artifact not found: nope\. /) });
+    expect(await call('get_artifact', { artifact_id: 'nope' })).toEqual({ error: expect.stringMatching(/^Artifact not found: nope\. /), tool_failure: true });
     expect(await call('list_domains')).toEqual(['climate', 'energy', 'markets', 'power']);
     expect(() => tools[0]?.input.parse({ query: 'x', source_type: 'ftp' })).toThrow();
   });
