@@ -37,7 +37,7 @@ export class ExecutionService {
 
   /** Runs one cell with asset/handle resolution (when the transfer module is present). */
   runCell(owner: string, kernel: KernelProcess, dirs: KernelDirs, code: string, opts: ExecuteOptions): Promise<KernelExecution> {
-    return runCell(this.transfer?.inputs, owner, kernel, dirs, code, opts);
+    return runCell(this.kernels, this.transfer?.inputs, owner, kernel, dirs, code, opts);
   }
 
   /** Files a run wrote, recorded for the admin API. */

@@ -36,3 +36,7 @@ export { Sandbox, type KernelDirs, type LaunchSpec } from './sandbox';
 export { giveToKernel, kernelDirs, prepareDirs, stashDir } from './sandbox';
 /** Warm pool. */
 export { type KernelLease, type PoolStatus } from './kernel-pool';
+/** Per-session caps: cgroups (memory, processes) and the disk quota of a session's directory. */
+export { Cgroups, SessionCgroup, type CgroupCounters } from './cgroup';
+export { discoverHierarchies } from './cgroup-hierarchy';
+export { diskUsage, type DiskUsage } from './session-limits';
