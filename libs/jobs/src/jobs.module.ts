@@ -44,7 +44,7 @@ export class JobsModule {
         },
         JobService,
       ],
-      exports: [JobService],
+      exports: [JobService, JOB_QUEUE],
     };
   }
 }
