@@ -1,3 +1,7 @@
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { discoverHierarchies } from '@stoa/kernel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
 import { bubblewrapAvailable, cgroupsWritable } from '../../../test/support/sandbox';
@@ -100,6 +104,38 @@ describe.runIf(bubblewrapAvailable() && cgroupsWritable())('per-session memory a
     expect(Number(count)).toBeLessThan(64);
     expect(errno).toBe('11'); // EAGAIN
     expect(r.stderr).toContain("The session's process cap (64 processes and threads");
+  });
+});
+
+/** This host's memory/pids cgroup directories that belong to the server with `pid` (`stoa-{hash}-{pid}`). */
+function serverCgroups(pid: number): string[] {
+  return discoverHierarchies().flatMap((h) => readdirSync(h.own).filter((n) => n.endsWith(`-${pid}`) && n.startsWith('stoa-')).map((n) => join(h.own, n)));
+}
+
+describe.runIf(bubblewrapAvailable() && cgroupsWritable())('session cgroups are cleaned up', () => {
+  const start = (dataDir: string) => startExecutor({ dataDir, config: { sandbox: { network: 'none', filesystem: 'confined' } } });
+
+  it('removes every session cgroup of the server on shutdown', async () => {
+    const ex = await start(join(mkdtempSync(join(tmpdir(), 'stoa-limits-')), 'data'));
+    const c = await v2Client(ex.mcpUrl, 'auto');
+    expect(((await c.call('execute_demo_code', { code: '1' })).json as unknown as ExecResult).success).toBe(true);
+    const dirs = serverCgroups(ex.proc.pid!);
+    expect(dirs.length).toBeGreaterThan(0);
+    await c.close();
+    await ex.stop();
+    expect(dirs.filter((d) => existsSync(d))).toEqual([]);
+  });
+
+  it('removes the cgroups a SIGKILLed server left behind at the next start on the same data dir', async () => {
+    const dataDir = join(mkdtempSync(join(tmpdir(), 'stoa-limits-')), 'data');
+    const first = await start(dataDir);
+    const stale = serverCgroups(first.proc.pid!);
+    expect(stale.length).toBeGreaterThan(0);
+    await first.stop('SIGKILL');
+    expect(stale.every((d) => existsSync(d))).toBe(true);
+    const second = await start(dataDir);
+    expect(stale.filter((d) => existsSync(d))).toEqual([]);
+    await second.stop();
   });
 });
 

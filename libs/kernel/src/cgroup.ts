@@ -67,6 +67,7 @@ export class SessionCgroup {
 export class Cgroups {
   private readonly roots = new Map<Controller, { dir: string; version: 1 | 2 }>();
   private readonly live = new Set<SessionCgroup>();
+  private readonly removing = new Set<Promise<void>>();
   /** Why a cap asked for is not enforced (per controller); empty when every asked-for cap is active. */
   readonly inactive = new Map<Controller, string>();
   private seq = 0;
@@ -140,13 +141,16 @@ export class Cgroups {
   }
 
   async remove(group: SessionCgroup): Promise<void> {
-    this.live.delete(group);
-    await group.destroy();
+    if (!this.live.delete(group)) return;
+    const done = group.destroy();
+    this.removing.add(done);
+    await done;
+    this.removing.delete(done);
   }
 
-  /** Removes every session cgroup and this server's parent (shutdown). */
+  /** Removes every session cgroup (waiting for removals under way) and this server's parent (shutdown). */
   async removeAll(): Promise<void> {
-    await Promise.all([...this.live].map((g) => this.remove(g)));
+    await Promise.all([...[...this.live].map((g) => this.remove(g)), ...this.removing]);
     for (const r of new Set([...this.roots.values()].map((x) => x.dir))) tryRmdir(r);
   }
 
@@ -190,10 +194,14 @@ function removeStale(own: string, tag: string): void {
     const mine = name.startsWith(`${tag}-`);
     if (!mine && pidAlive(Number(m[1]))) continue;
     const dir = join(own, name);
-    for (const child of readdirSync(dir, { withFileTypes: true })) if (child.isDirectory()) killAndRemove(join(dir, child.name));
+    const children = readdirSync(dir, { withFileTypes: true }).filter((c) => c.isDirectory()).map((c) => join(dir, c.name));
+    // Killed processes take a moment to leave their group (start-up only, so a short synchronous wait).
+    for (let attempt = 0; attempt < 40 && !children.every((c) => killAndRemove(c)); attempt++) Atomics.wait(PAUSE, 0, 0, 25);
     tryRmdir(dir);
   }
 }
+
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 /** SIGKILLs what is in `dir`, then removes it; false while processes are still leaving. */
 function killAndRemove(dir: string): boolean {
