@@ -11,7 +11,7 @@ import { codeScreenOn, sandboxConfigSchema, type SandboxConfig } from './sandbox
 import { type KernelDirs, kernelDirs, prepareDirs, Sandbox, stashDir } from './sandbox';
 import type { SessionCgroup } from './cgroup';
 import type { KernelExecution } from './kernel.types';
-import { guardCell } from './session-limits';
+import { type DiskUsage, guardCell } from './session-limits';
 import { lockDataDir } from './data-dir-lock';
 import { UidLeases } from './uid-lease';
 
@@ -48,6 +48,7 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(KernelService.name);
   private readonly live = new Set<KernelProcess>();
   private readonly cgroupOf = new WeakMap<KernelProcess, SessionCgroup>();
+  private readonly diskUse = new WeakMap<KernelProcess, { usage?: DiskUsage }>();
   private readonly uids: UidLeases | undefined;
   private readonly unlock: () => void;
   readonly python: PythonInfo;
@@ -183,7 +184,9 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
    * runs, and the result carries notes on any cap the cell ran into.
    */
   guardCell(kernel: KernelProcess, dirs: KernelDirs, run: () => Promise<KernelExecution>): Promise<KernelExecution> {
-    return guardCell(this.sandbox.config.limits, kernel, dirs.base, this.cgroupOf.get(kernel), run);
+    let last = this.diskUse.get(kernel);
+    if (!last) this.diskUse.set(kernel, (last = {}));
+    return guardCell(this.sandbox.config.limits, kernel, dirs.base, this.cgroupOf.get(kernel), run, last);
   }
 
   /** Number of kernel processes alive now (pooled ones included). */

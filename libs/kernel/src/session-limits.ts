@@ -1,3 +1,4 @@
+import { lstatSync, readdirSync } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CgroupCounters, Cgroups, SessionCgroup } from './cgroup';
@@ -13,26 +14,54 @@ export interface DiskUsage {
   files: number;
 }
 
-/** Measures `dir` (no symlinks followed), stopping early once `stopAtFiles` entries were seen. */
+/** Entries a synchronous walk may visit before the walk goes asynchronous (small dirs: no thread-pool round trips). */
+const SYNC_WALK_ENTRIES = 500;
+
+/**
+ * Measures `dir` (no symlinks followed), stopping early once `stopAtFiles` entries were seen. A session directory
+ * is usually small and walked synchronously (a few µs); a large one a level at a time off the event loop.
+ */
 export async function diskUsage(dir: string, stopAtFiles = Infinity): Promise<DiskUsage> {
+  return smallDiskUsage(dir, Math.min(stopAtFiles, SYNC_WALK_ENTRIES)) ?? (await largeDiskUsage(dir, stopAtFiles));
+}
+
+/** The synchronous walk, or undefined once it met more than `budget` entries. */
+function smallDiskUsage(dir: string, budget: number): DiskUsage | undefined {
   const total: DiskUsage = { bytes: 0, files: 0 };
   const queue = [dir];
-  while (queue.length && total.files < stopAtFiles) {
+  while (queue.length) {
     const d = queue.pop()!;
     let names: string[];
     try {
-      names = await readdir(d);
+      names = readdirSync(d);
     } catch {
-      continue; // removed meanwhile, or not a directory
+      continue;
     }
     for (const n of names) {
-      const p = join(d, n);
-      const st = await lstat(p).catch(() => undefined);
+      if (++total.files > budget) return undefined;
+      const st = lstatSync(join(d, n), { throwIfNoEntry: false });
       if (!st) continue;
+      total.bytes += st.blocks * 512;
+      if (st.isDirectory()) queue.push(join(d, n));
+    }
+  }
+  return total;
+}
+
+async function largeDiskUsage(dir: string, stopAtFiles: number): Promise<DiskUsage> {
+  const total: DiskUsage = { bytes: 0, files: 0 };
+  let level = [dir];
+  while (level.length && total.files < stopAtFiles) {
+    const listed = await Promise.all(level.map((d) => readdir(d).then((names) => names.map((n) => join(d, n)), () => [] as string[])));
+    const paths = listed.flat().slice(0, Math.max(0, stopAtFiles - total.files));
+    const stats = await Promise.all(paths.map((p) => lstat(p).catch(() => undefined)));
+    level = [];
+    stats.forEach((st, i) => {
+      if (!st) return; // removed meanwhile
       total.files++;
       total.bytes += st.blocks * 512;
-      if (st.isDirectory()) queue.push(p);
-    }
+      if (st.isDirectory()) level.push(paths[i]!);
+    });
   }
   return total;
 }
@@ -64,9 +93,11 @@ export async function guardCell(
   base: string,
   cgroup: SessionCgroup | undefined,
   run: () => Promise<KernelExecution>,
+  /** The directory's use after this kernel's previous cell (saves a walk per cell); updated here. */
+  last: { usage?: DiskUsage },
 ): Promise<KernelExecution> {
   const before = cgroup?.counters();
-  const quota = limits.disk_mb || limits.disk_files ? new DiskQuota(limits, base, kernel) : undefined;
+  const quota = limits.disk_mb || limits.disk_files ? new DiskQuota(limits, base, kernel, last) : undefined;
   await quota?.start();
   let result: KernelExecution;
   try {
@@ -111,10 +142,11 @@ class DiskQuota {
     private readonly limits: SandboxConfig['limits'],
     private readonly base: string,
     private readonly kernel: KernelProcess,
+    private readonly previous: { usage?: DiskUsage },
   ) {}
 
   async start(): Promise<void> {
-    this.startUsage = this.last = await this.measure();
+    this.startUsage = this.last = this.previous.usage ?? (await this.measure());
     this.timer = setInterval(() => void this.tick(), this.limits.disk_check_ms);
     this.timer.unref();
   }
@@ -126,6 +158,7 @@ class DiskQuota {
   /** After the cell: a note when it left the directory over the quota (and grew it). */
   async finish(): Promise<string[]> {
     const now = await this.measure();
+    this.previous.usage = now;
     if (!this.action && !(this.over(now) && this.grew(now))) return [];
     const what = this.action === 'killed'
       ? 'the cell went on writing after the interrupt, so the kernel was killed and its variables are lost'
