@@ -41,7 +41,7 @@ export class ExecutionService {
   async runCell(owner: string, kernel: KernelProcess, dirs: KernelDirs, code: string, opts: ExecuteOptions): Promise<KernelExecution> {
     const tooLarge = oversizedCode(code, this.maxCodeBytes);
     if (tooLarge) return refused(tooLarge);
-    return runCell(this.transfer?.inputs, owner, kernel, dirs, code, opts);
+    return runCell(this.kernels, this.transfer?.inputs, owner, kernel, dirs, code, opts);
   }
 
   private get maxCodeBytes(): number {

@@ -1,4 +1,4 @@
-import { ExecutionOutcome, OutputCapture, type ExecuteOptions, type KernelDirs, type KernelExecution, type KernelProcess } from '@stoa/kernel';
+import { ExecutionOutcome, OutputCapture, type ExecuteOptions, type KernelDirs, type KernelExecution, type KernelProcess, type KernelService } from '@stoa/kernel';
 import type { CodeInputs } from '@stoa/transfer';
 
 /** Why a cell is refused for its size before it reaches a kernel, or undefined when it may run. */
@@ -13,12 +13,13 @@ export function oversizedCode(code: string, maxBytes: number): string | undefine
 
 /**
  * One cell in a kernel with the pipeline's resolve step around it: asset tags and handles found in the code are
- * resolved first (an unresolvable one refuses the cell, nothing runs), objects the cell stashed are stored after.
+ * resolved first (an unresolvable one refuses the cell, nothing runs), objects the cell stashed are stored after;
+ * the session's caps (disk quota, cgroup) are enforced around the run.
  */
-export async function runCell(inputs: CodeInputs | undefined, owner: string, kernel: KernelProcess, dirs: KernelDirs, code: string, opts: ExecuteOptions): Promise<KernelExecution> {
+export async function runCell(kernels: KernelService, inputs: CodeInputs | undefined, owner: string, kernel: KernelProcess, dirs: KernelDirs, code: string, opts: ExecuteOptions): Promise<KernelExecution> {
   const prep = inputs ? await inputs.prepare(owner, kernel, dirs, code) : {};
   if (prep.error) return refused(prep.error);
-  const run = await kernel.execute(code, prep.rewrite ? { ...opts, rewrite: prep.rewrite } : opts);
+  const run = await kernels.guardCell(kernel, dirs, () => kernel.execute(code, prep.rewrite ? { ...opts, rewrite: prep.rewrite } : opts));
   await inputs?.collect(owner, dirs, run.stashed);
   return run;
 }

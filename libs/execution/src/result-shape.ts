@@ -10,6 +10,14 @@ export function emptyResult(): Omit<ExecuteResult, 'description'> {
 
 /** A kernel run as the reference's inline result (§1.2): truncated streams, timeout and death messages. */
 export function shapeResult(run: KernelExecution, timeoutS: number, limit: number, graceMs: number): Omit<ExecuteResult, 'description' | 'session_id'> {
+  const shaped = shapeOutcome(run, timeoutS, limit, graceMs);
+  if (!run.limitNotes?.length) return shaped;
+  // A session cap the cell ran into fails the cell and says so after whatever else stderr holds.
+  const stderr = [shaped.stderr.replace(/\n$/, ''), ...run.limitNotes].filter(Boolean).join('\n');
+  return { ...shaped, stderr, success: false, error: FAILED };
+}
+
+function shapeOutcome(run: KernelExecution, timeoutS: number, limit: number, graceMs: number): Omit<ExecuteResult, 'description' | 'session_id'> {
   if (run.rejected) return { ...emptyResult(), stderr: run.rejected, error: run.rejected };
   const stdout = truncateStdout(run.stdout, limit);
   let stderr = truncateStderr(run.stderr, limit);

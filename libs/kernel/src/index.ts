@@ -39,3 +39,7 @@ export { type KernelLease, type PoolStatus } from './kernel-pool';
 /** Host-wide kernel uid leases (one file per uid) and the one-server-per-data-dir lock. */
 export { UidLeases, type UidLeaseOptions } from './uid-lease';
 export { lockDataDir } from './data-dir-lock';
+/** Per-session caps: cgroups (memory, processes) and the disk quota of a session's directory. */
+export { Cgroups, SessionCgroup, type CgroupCounters } from './cgroup';
+export { discoverHierarchies } from './cgroup-hierarchy';
+export { diskUsage, type DiskUsage } from './session-limits';

@@ -1,6 +1,6 @@
 import { chmodSync, readdirSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { randomToken } from '@stoa/core';
 import { buildKernelEnv } from './kernel-env';
@@ -9,6 +9,9 @@ import { type KernelLease, type PoolStatus, WarmPool } from './kernel-pool';
 import { disallowedActionsText, driverPath, resolvePython, type PythonInfo } from './python';
 import { codeScreenOn, sandboxConfigSchema, type SandboxConfig } from './sandbox.config';
 import { type KernelDirs, kernelDirs, prepareDirs, Sandbox, stashDir } from './sandbox';
+import type { SessionCgroup } from './cgroup';
+import type { KernelExecution } from './kernel.types';
+import { type DiskUsage, guardCell } from './session-limits';
 import { lockDataDir } from './data-dir-lock';
 import { UidLeases } from './uid-lease';
 
@@ -44,6 +47,8 @@ export const KERNEL_SETTINGS = Symbol('KERNEL_SETTINGS');
 export class KernelService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(KernelService.name);
   private readonly live = new Set<KernelProcess>();
+  private readonly cgroupOf = new WeakMap<KernelProcess, SessionCgroup>();
+  private readonly diskUse = new WeakMap<KernelProcess, { usage?: DiskUsage }>();
   private readonly uids: UidLeases | undefined;
   private readonly unlock: () => void;
   readonly python: PythonInfo;
@@ -64,6 +69,7 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
     this.uids = this.sandbox.dropUids ? new UidLeases({ base: c.uid_base, count: c.uid_count, dir: c.uid_lease_dir, dataDir: settings.dataDir }) : undefined;
     this.screen = codeScreenOn(sandbox) ? { allowed_prefixes: sandbox.allowed_path_prefixes } : undefined;
     this.logger.log({ python: this.python.executable, version: this.python.version, sandbox: this.sandbox.describe(), codeScreen: !!this.screen }, 'kernel interpreter and sandbox ready');
+    this.logLimits();
     if (this.sandbox.degraded) {
       this.logger.warn(
         { reason: this.sandbox.degraded },
@@ -73,7 +79,7 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
       );
     }
     this.pool = new WarmPool(settings.warmPool ?? 0, () => this.startFresh(), (l) => this.discard(l));
-    process.once('exit', () => (this.killAll(), this.uids?.releaseAll(), this.unlock()));
+    process.once('exit', () => (this.killAll(), this.sandbox.cgroups.removeAllSync(), this.uids?.releaseAll(), this.unlock()));
   }
 
   onModuleInit(): void {
@@ -154,9 +160,13 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
         ...(this.settings.handleMaxBytes ? { STOA_HANDLE_MAX_BYTES: String(this.settings.handleMaxBytes) } : {}),
       },
     });
-    const kernel = new KernelProcess(this.sandbox.launch(dirs, env, ['-u', this.driver]));
+    const cgroups = this.sandbox.cgroups;
+    const cgroup = cgroups.enabled ? cgroups.create(basename(dirs.base)) : undefined;
+    const kernel = new KernelProcess(this.sandbox.launch(dirs, env, ['-u', this.driver], cgroup));
     this.live.add(kernel);
-    kernel.once('exit', () => this.live.delete(kernel));
+    if (cgroup) this.cgroupOf.set(kernel, cgroup);
+    // The cgroup goes with the kernel, and with it every process it left behind (even outside its process group).
+    kernel.once('exit', () => (this.live.delete(kernel), cgroup && void cgroups.remove(cgroup)));
     await kernel.waitReady(this.settings.startTimeoutMs);
     if (this.settings.bootstrap) {
       try {
@@ -167,6 +177,16 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
       }
     }
     return kernel;
+  }
+
+  /**
+   * Runs one cell of `kernel` (working in `dirs`) under the session's caps: the disk quota is enforced while it
+   * runs, and the result carries notes on any cap the cell ran into.
+   */
+  guardCell(kernel: KernelProcess, dirs: KernelDirs, run: () => Promise<KernelExecution>): Promise<KernelExecution> {
+    let last = this.diskUse.get(kernel);
+    if (!last) this.diskUse.set(kernel, (last = {}));
+    return guardCell(this.sandbox.config.limits, kernel, dirs.base, this.cgroupOf.get(kernel), run, last);
   }
 
   /** Number of kernel processes alive now (pooled ones included). */
@@ -193,6 +213,7 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
     const kernels = [...this.live];
     await Promise.all(kernels.map((k) => k.close()));
     if (kernels.length) this.logger.log({ count: kernels.length }, 'kernels reaped on shutdown');
+    await this.sandbox.cgroups.removeAll();
     this.uids?.releaseAll();
     this.unlock();
   }
@@ -210,6 +231,20 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
   private async discard(lease: KernelLease): Promise<void> {
     await lease.kernel.close();
     await this.releaseDirs(lease.dirs);
+  }
+
+  /** Says once which session limits are enforced; a warning names each one asked for that this host cannot enforce. */
+  private logLimits(): void {
+    const limits = this.sandbox.describeLimits();
+    this.logger.log({ limits }, 'kernel resource limits');
+    const off = Object.entries(limits).filter(([, v]) => v.startsWith('off (') && !v.includes(': 0)'));
+    if (off.length) {
+      this.logger.warn(
+        { limits: Object.fromEntries(off) },
+        `Not enforced on this host: ${off.map(([k, v]) => `${k} ${v.slice(4, -1)}`).join('; ')}. ` +
+          'Other limits stay active; one session can use more memory or processes than sandbox.limits asks until the host allows cgroups.',
+      );
+    }
   }
 
   /** Kernels under other uids may see the host view: keep the data dir unlistable and the database private. */

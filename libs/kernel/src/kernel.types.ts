@@ -55,6 +55,8 @@ export interface KernelExecution {
   durationMs: number;
   /** For `died`: how the process ended. */
   exit?: { code: number | null; signal: NodeJS.Signals | null };
+  /** A session cap this cell ran into (memory, processes, disk quota): what happened and what to do. */
+  limitNotes?: string[];
 }
 
 export interface ExecuteOptions {

@@ -7,6 +7,9 @@ export function isWithin(child: string, parent: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !rel.startsWith(sep) && rel !== '..');
 }
 
+/** Size cap of a hidden region other than /tmp (an empty tmpfs that only holds mount points). */
+const PLACEHOLDER_BYTES = 16 * 1024 * 1024;
+
 /**
  * bubblewrap mount arguments built in the order bwrap applies them: hidden regions (tmpfs) first, from the
  * shallowest, then binds into them. Mount points bwrap would create with mode 0700 are created explicitly
@@ -17,6 +20,12 @@ export class MountPlan {
   private readonly hideArgs: string[] = [];
   private readonly bindArgs: string[] = [];
   private readonly made = new Set<string>();
+
+  /**
+   * @param tmpBytes size cap of the private /tmp (bubblewrap `--size`; 0 = the host's default, half its RAM).
+   *   Other hidden regions are placeholders that hold only mount points and get a small cap.
+   */
+  constructor(private readonly tmpBytes = 0) {}
 
   /** Hides a host directory behind an empty tmpfs (or a file behind /dev/null). */
   hide(path: string): void {
@@ -45,7 +54,8 @@ export class MountPlan {
     const roots = [...this.hidden].sort((a, b) => a.length - b.length);
     for (const root of roots) {
       this.mkdirs(out, root, roots);
-      out.push('--perms', root === '/tmp' ? '1777' : '0755', '--tmpfs', root);
+      const size = root === '/tmp' ? this.tmpBytes : PLACEHOLDER_BYTES;
+      out.push('--perms', root === '/tmp' ? '1777' : '0755', ...(size ? ['--size', String(size)] : []), '--tmpfs', root);
     }
     out.push(...this.hideArgs);
     for (let i = 0; i < this.bindArgs.length; i += 3) {

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { nonNegative, positiveInt } from '@stoa/config';
 
-/** `sandbox.limits:` — rlimits applied inside every kernel before user code runs (0 = unlimited). */
+/**
+ * `sandbox.limits:` — rlimits applied inside every kernel process before user code runs, and caps on the whole
+ * session (every process of one kernel together, its private /tmp, its files). 0 = unlimited.
+ */
 const limitsSchema = z
   .strictObject({
     /** Address space (RLIMIT_AS) in MiB; numpy/pandas need more than 256, so the default is 2048. */
@@ -12,6 +15,25 @@ const limitsSchema = z
     file_size_mb: nonNegative.default(1024),
     /** Open file descriptors (RLIMIT_NOFILE). */
     open_files: nonNegative.default(1024),
+    /**
+     * Memory of the whole session (all its processes, and its private /tmp pages), MiB: a cgroup's memory.max
+     * (v2) or memory.limit_in_bytes (v1). Needs a writable cgroup hierarchy (root server); the start-up log and
+     * /health say whether it is active. Past it the kernel's OOM killer ends the session's largest process.
+     */
+    session_memory_mb: nonNegative.default(4096),
+    /** Processes and threads of the whole session together (cgroup pids.max), whatever their uid. */
+    session_processes: nonNegative.default(512),
+    /** Size of the kernel's private /tmp (a tmpfs held in RAM, counted in session_memory_mb), MiB. */
+    tmp_size_mb: nonNegative.default(512),
+    /**
+     * Disk quota of the session's directory (HOME, work/, outputs/), MiB. Checked after every cell and every
+     * `disk_check_ms` during one: a cell that grows the directory past it is interrupted (killed if it goes on).
+     */
+    disk_mb: nonNegative.default(4096),
+    /** Files and directories in the session's directory. */
+    disk_files: nonNegative.default(100_000),
+    /** How often a running cell's disk use is measured, ms. */
+    disk_check_ms: positiveInt.min(100).default(1000),
   })
   .prefault({});
 

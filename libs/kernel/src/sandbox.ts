@@ -2,10 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { chmod, chown } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { Cgroups, type SessionCgroup } from './cgroup';
 import { KernelStartError } from './kernel.errors';
 import { closedAncestor, MountPlan } from './mount-plan';
 import type { PythonInfo } from './python';
 import { needsNamespaces, type SandboxConfig } from './sandbox.config';
+import { describeLimits } from './session-limits';
 
 /** A kernel's directories and identity (one per session or batch item). */
 export interface KernelDirs {
@@ -68,6 +70,8 @@ export class Sandbox {
    */
   readonly degraded: string | undefined;
   private readonly root = process.geteuid?.() === 0;
+  /** Per-session memory and process caps (cgroups), where the host lets this server create them. */
+  readonly cgroups: Cgroups;
 
   get config(): SandboxConfig {
     return this.s.config;
@@ -95,6 +99,7 @@ export class Sandbox {
     }
     this.dropUids = wantUids && !this.degraded;
     this.bwrap = needsNamespaces(c) || this.dropUids ? bwrap : undefined;
+    this.cgroups = new Cgroups({ memoryBytes: c.limits.session_memory_mb * MiB, pids: c.limits.session_processes }, s.dataDir);
     if (this.dropUids) {
       for (const p of [dirname(s.driver), ...s.readPaths]) {
         const mode = statSync(p, { throwIfNoEntry: false })?.mode;
@@ -131,11 +136,25 @@ export class Sandbox {
       isolation: this.bwrap ? 'bubblewrap' : this.unshare ? 'unshare (network namespace only)' : 'none',
       user: this.dropUids ? `per-kernel uid ${c.uid_base}+` : this.root ? 'root' : 'server user',
       ...(this.degraded ? { degraded: `no per-kernel uids: ${this.degraded}` } : {}),
+      limits: this.describeLimits(),
     };
   }
 
-  /** The spawn plan for a kernel in `dirs`, running `argv` (interpreter arguments). */
-  launch(dirs: KernelDirs, env: Record<string, string>, argv: string[]): LaunchSpec {
+  /** Which per-process and per-session limits are enforced, and why one asked for is not. */
+  describeLimits(): Record<string, string> {
+    return describeLimits(this.s.config.limits, this.cgroups, !!this.bwrap && needsNamespaces(this.s.config));
+  }
+
+  /**
+   * The spawn plan for a kernel in `dirs`, running `argv` (interpreter arguments), inside `cgroup` when given:
+   * a root shell joins it and then execs the plan, so nothing the kernel forks starts outside the cgroup.
+   */
+  launch(dirs: KernelDirs, env: Record<string, string>, argv: string[], cgroup?: SessionCgroup): LaunchSpec {
+    const spec = this.plan(dirs, env, argv, !!cgroup);
+    return cgroup ? joinCgroupFirst(spec, cgroup.procs) : spec;
+  }
+
+  private plan(dirs: KernelDirs, env: Record<string, string>, argv: string[], inCgroup: boolean): LaunchSpec {
     const c = this.s.config;
     const drop = this.dropUids && dirs.uid !== undefined;
     const limits: Record<string, number> = {};
@@ -154,6 +173,8 @@ export class Sandbox {
       return { file: this.unshare, args: [...ns, '--', python, ...argv], cwd: dirs.workDir, env: fullEnv, wrapped: false };
     }
     if (!this.bwrap) {
+      // The cgroup wrapper must start as root to join; the driver then drops to the kernel's uid itself.
+      if (drop && inCgroup) return { file: python, args: argv, cwd: dirs.workDir, env: { ...fullEnv, STOA_DROP_UID: String(dirs.uid), STOA_DROP_GID: String(dirs.uid) }, wrapped: false };
       return { file: python, args: argv, cwd: dirs.workDir, env: fullEnv, uid: drop ? dirs.uid : undefined, gid: drop ? dirs.uid : undefined, wrapped: false };
     }
     if (drop) Object.assign(fullEnv, { STOA_DROP_UID: String(dirs.uid), STOA_DROP_GID: String(dirs.uid) });
@@ -169,7 +190,7 @@ export class Sandbox {
 
   private mounts(dirs: KernelDirs, drop: boolean): MountPlan {
     const c = this.s.config;
-    const plan = new MountPlan();
+    const plan = new MountPlan(c.limits.tmp_size_mb * MiB);
     if (c.filesystem === 'confined' || c.network === 'none') {
       plan.hide('/tmp'); // private scratch; also where some services put their sockets
       plan.hide('/run'); // unix sockets of local services (PostgreSQL, Docker, MariaDB…)
@@ -197,9 +218,10 @@ export class Sandbox {
   probe(): void {
     const dir = mkdtempSync(join(ensureDir(join(this.s.dataDir, 'sessions')), '.probe-'));
     const dirs = kernelDirs(dir, this.dropUids ? this.s.config.uid_base : undefined);
+    const cgroup = this.cgroups.enabled ? this.cgroups.create('probe') : undefined;
     try {
       prepareDirs(dirs);
-      const spec = this.launch(dirs, { PATH: process.env.PATH ?? '/usr/bin:/bin', STOA_PROBE: '1' }, ['-u', this.s.driver]);
+      const spec = this.launch(dirs, { PATH: process.env.PATH ?? '/usr/bin:/bin', STOA_PROBE: '1' }, ['-u', this.s.driver], cgroup);
       const r = spawnSync(spec.file, spec.args, { cwd: spec.cwd, env: spec.env, uid: spec.uid, gid: spec.gid, encoding: 'utf8', timeout: 30_000 });
       if (r.status === 0 && r.stdout.includes('"probe": "ok"')) return;
       const why = (r.error?.message ?? `${r.stderr}${r.stdout}`).trim().split('\n').slice(-6).join('\n');
@@ -212,6 +234,7 @@ export class Sandbox {
           'or relax sandbox.network / sandbox.filesystem (not for shared servers).',
       );
     } finally {
+      cgroup?.destroySync();
       rmSync(dir, { recursive: true, force: true });
       rmSync(dirs.inboxDir, { recursive: true, force: true });
     }
@@ -250,6 +273,12 @@ export async function giveToKernel(path: string, dirs: KernelDirs): Promise<void
 function ensureDir(d: string): string {
   mkdirSync(d, { recursive: true, mode: 0o711 });
   return d;
+}
+
+/** Wraps a plan in `/bin/sh` that writes its own pid into each `cgroup.procs`, then execs the plan (same pid). */
+function joinCgroupFirst(spec: LaunchSpec, procs: string[]): LaunchSpec {
+  const script = `${procs.map((_, i) => `echo $$ > "$${i + 1}"`).join(' && ')} && shift ${procs.length} && exec "$@"`;
+  return { ...spec, file: '/bin/sh', args: ['-c', script, 'stoa-cgroup', ...procs, spec.file, ...spec.args], uid: undefined, gid: undefined };
 }
 
 /** util-linux unshare from PATH; undefined when it does not run. */
