@@ -4,6 +4,7 @@ import { startExecutor, type RunningExecutor } from './support/executor-process'
 import { pyCalls } from './support/py-client';
 import { startDispatcher, startGateway, startRouter, type RunningRouter } from './support/router-process';
 import { devToken, v2Client, type TestClient } from './support/ts-clients';
+import { ADMIN } from './support/admin';
 
 /**
  * Connectors configured as the seed docs write them — upstreams/workers with a name and a URL, no `auth` — carry
@@ -71,7 +72,7 @@ describe('connectors without an auth block keep callers apart upstream (real pro
     for (const who of callers) await (await client(connectors.dispatcher.mcpUrl, who)).call('execute_demo_code', { code: '1' });
     const owners = new Map<string, string>();
     for (const [i, w] of workers.entries()) {
-      const { sessions } = (await (await fetch(`${w.url}/admin/v1/sessions`)).json()) as { sessions: { owner: string }[] };
+      const { sessions } = (await (await fetch(`${w.url}/admin/v1/sessions`, { headers: ADMIN })).json()) as { sessions: { owner: string }[] };
       for (const s of sessions) if (s.owner.startsWith('caller-')) owners.set(s.owner, `w${i + 1}`);
     }
     expect([...owners.keys()].sort()).toEqual(callers.map((c) => `${c}@tenant-a`).sort());

@@ -6,6 +6,7 @@ import { ROOT } from '../../../test/support/paths';
 import { pyCalls } from '../../../test/support/py-client';
 import { startRouter, until, type RunningRouter } from '../../../test/support/router-process';
 import { devToken, v2Client, type TestClient } from '../../../test/support/ts-clients';
+import { ADMIN } from '../../../test/support/admin';
 
 const demoDir = join(ROOT, 'examples', 'servers', 'demo');
 const demoDomain = { tools: { manifest: join(demoDir, 'tools.yaml') }, skills: { dir: join(demoDir, 'skills') } };
@@ -180,8 +181,8 @@ describe.each((['sqlite', 'postgres'] as const).filter((k) => k === 'sqlite' || 
   const db = dbTarget(kind);
   let ex: RunningExecutor;
   let alice: TestClient;
-  const batches = async () => ((await (await fetch(`${ex.url}/admin/v1/batches`)).json()) as { count: number }).count;
-  const jobs = async () => ((await (await fetch(`${ex.url}/admin/v1/jobs`)).json()) as { count: number }).count;
+  const batches = async () => ((await (await fetch(`${ex.url}/admin/v1/batches`, { headers: ADMIN })).json()) as { count: number }).count;
+  const jobs = async () => ((await (await fetch(`${ex.url}/admin/v1/jobs`, { headers: ADMIN })).json()) as { count: number }).count;
 
   beforeAll(async () => {
     const database = kind === 'sqlite' ? {} : { database: db.database };
