@@ -31,6 +31,8 @@ export interface BadInputRow {
    * figure, not a pass (issue 23 stays open while any row carries one).
    */
   knownStallMs?: number;
+  /** Likewise for RSS growth (MB). */
+  knownRssGrowthMb?: number;
 }
 
 /** What a row's request came to, with the app's health around it. */
