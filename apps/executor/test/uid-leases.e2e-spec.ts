@@ -22,17 +22,20 @@ describe.runIf(isRoot && bubblewrapAvailable())('two servers on one host lease k
     await Promise.all([a?.stop(), b?.stop()]);
   });
 
+  /** Three sessions (three callers: a stateless caller's execute without an id reuses its latest session). */
   const uidsOf = async (ex: RunningExecutor, user: string) => {
-    const calls = [0, 1, 2].map(() => ({ tool: 'execute_demo_code', args: { code: 'import os; print(os.getuid(), os.getcwd())' } }));
-    const out = await pyCalls(ex.mcpUrl, 'auto', calls, { token: devToken(user) });
-    return out.map((r) => {
-      const [uid, cwd] = (r.json.stdout as string).trim().split(' ');
-      return { uid: Number(uid), cwd: cwd!, sid: r.json.session_id as string };
-    });
+    const out = [];
+    for (const i of [0, 1, 2]) {
+      const [r] = await pyCalls(ex.mcpUrl, 'auto', [{ tool: 'execute_demo_code', args: { code: 'import os; print(os.getuid(), os.getcwd())' } }], { token: devToken(`${user}-${i}`) });
+      const [uid, cwd] = (r!.json.stdout as string).trim().split(' ');
+      out.push({ uid: Number(uid), cwd: cwd!, sid: r!.json.session_id as string, user: `${user}-${i}` });
+    }
+    return out;
   };
 
   it('hands out disjoint uids, each held by a lease file naming its server', async () => {
     const [ka, kb] = await Promise.all([uidsOf(a, 'alice'), uidsOf(b, 'bob')]);
+    expect(new Set(ka.map((k) => k.sid)).size).toBe(3);
     const ua = new Set(ka.map((k) => k.uid));
     const ub = new Set(kb.map((k) => k.uid));
     expect(ua.size).toBe(3);
@@ -45,7 +48,7 @@ describe.runIf(isRoot && bubblewrapAvailable())('two servers on one host lease k
 
   it("a kernel of one server cannot read a file of the other server's kernel, given its path", async () => {
     const [victim] = await uidsOf(b, 'bob');
-    await pyCalls(b.mcpUrl, 'auto', [{ tool: 'execute_demo_code', args: { code: "open('secret.txt', 'w').write('bob only')", execution_session_id: victim!.sid } }], { token: devToken('bob') });
+    await pyCalls(b.mcpUrl, 'auto', [{ tool: 'execute_demo_code', args: { code: "open('secret.txt', 'w').write('bob only')", execution_session_id: victim!.sid } }], { token: devToken(victim!.user) });
     const path = `${victim!.cwd}/secret.txt`;
     expect(existsSync(path)).toBe(true);
     const [r] = await pyCalls(a.mcpUrl, 'auto', [{ tool: 'execute_demo_code', args: { code: `print(open(${JSON.stringify(path)}).read())` } }], { token: devToken('alice') });

@@ -51,7 +51,8 @@ export class BlobStore {
     if (config.connection_string) this.service = BlobServiceClient.fromConnectionString(config.connection_string);
     else if (config.account_url) this.service = new BlobServiceClient(config.account_url, credential ?? new DefaultAzureCredential());
     else throw new ConfigError('blob storage', ['set connection_string, or account_url (managed identity / DefaultAzureCredential)']);
-    const tuning = blobTuningSchema.safeParse(config);
+    // Only the tuning keys: the rest of the block (credentials, container) belongs to its own, strict schema.
+    const tuning = blobTuningSchema.safeParse({ max_concurrency: config.max_concurrency, chunk_size: config.chunk_size, max_single_get: config.max_single_get });
     if (!tuning.success) throw new ConfigError('blob storage', tuning.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
     this.tuning = tuning.data;
     this.accountUrl = this.service.url.replace(/\/+$/, '');
