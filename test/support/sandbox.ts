@@ -10,10 +10,11 @@ export const HAS_BWRAP = spawnSync(process.env.STOA_BWRAP ?? 'bwrap', ['--versio
 /**
  * The sandbox for tests that are not about the sandbox: the secure default where bubblewrap runs, else what
  * the demo gets on a machine without it (`network: none` through unshare, the host filesystem), with the
- * code screen off as under the default, so they pass on a fresh machine too.
+ * code screen off as under the default and the server's own user named explicitly (Entra suites refuse the
+ * implicit fallback, as a shared server must), so they pass on a fresh machine too.
  */
 export function testSandbox(): Record<string, unknown> {
-  return HAS_BWRAP ? {} : { network: 'none', filesystem: 'host', code_screen: 'off' };
+  return HAS_BWRAP ? {} : { network: 'none', filesystem: 'host', user: 'server', code_screen: 'off' };
 }
 
 /**
