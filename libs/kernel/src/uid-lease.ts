@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KernelStartError } from './kernel.errors';
+import { claimPidFile, releasePidFile } from './pid-file';
 
 /** Default host-wide directory of uid leases: on tmpfs, so a reboot frees every lease. */
 export const DEFAULT_LEASE_DIR = '/run/stoa/uids';
@@ -57,11 +58,7 @@ export class UidLeases {
         /* gone meanwhile */
       }
     }
-    try {
-      unlinkSync(this.file(uid));
-    } catch {
-      /* already gone */
-    }
+    releasePidFile(this.file(uid));
   }
 
   /** Gives every lease back (shutdown). */
@@ -69,41 +66,13 @@ export class UidLeases {
     for (const uid of [...this.held]) this.release(uid);
   }
 
+  /** The lease file for `uid`; a dead server's lease is taken over (the caller checked nothing runs as it). */
   private claim(uid: number): boolean {
-    const file = this.file(uid);
-    for (let attempt = 0; attempt < 2; attempt++) {
-      try {
-        const fd = openSync(file, 'wx', 0o600);
-        writeSync(fd, `${process.pid}\n`);
-        closeSync(fd);
-        return true;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        if (!isStale(file)) return false;
-        try {
-          unlinkSync(file); // its server is gone and nothing runs as the uid (checked by the caller)
-        } catch {
-          return false;
-        }
-      }
-    }
-    return false;
+    return claimPidFile(this.file(uid)) === undefined;
   }
 
   private file(uid: number): string {
     return join(this.o.dir, String(uid));
-  }
-}
-
-/** A lease whose owner process no longer exists. */
-function isStale(file: string): boolean {
-  const pid = Number(readFileSync(file, 'utf8').trim());
-  if (!Number.isInteger(pid) || pid <= 0) return true;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
 
