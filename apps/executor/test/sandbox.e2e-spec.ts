@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
@@ -7,6 +7,7 @@ import { alive, descendants, rssMb } from '../../../test/support/processes';
 import { pyCalls } from '../../../test/support/py-client';
 import { v2Client, type TestClient } from '../../../test/support/ts-clients';
 import { bubblewrapAvailable } from '../../../test/support/sandbox';
+import { closedAncestor } from '@stoa/kernel';
 
 const isRoot = process.geteuid?.() === 0;
 
@@ -298,6 +299,5 @@ describe('sandbox refusals and the code screen', () => {
 /** Whether the test interpreter lies under a directory other users cannot traverse. */
 function closedHome(): boolean {
   const exe = execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
-  for (let d = dirname(exe); d !== dirname(d); d = dirname(d)) if ((statSync(d).mode & 0o001) === 0) return true;
-  return false;
+  return closedAncestor(dirname(exe)) !== undefined;
 }

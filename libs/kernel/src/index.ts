@@ -32,6 +32,8 @@ export { OutputCapture } from './output-capture';
 /** Sandbox config, launch plans and kernel directories. */
 export { SANDBOX_ENV, sandboxConfigSchema, codeScreenOn, needsNamespaces, type SandboxConfig } from './sandbox.config';
 export { Sandbox, type KernelDirs, type LaunchSpec } from './sandbox';
+/** The first directory on a path that other users cannot traverse (what stops a per-kernel uid). */
+export { closedAncestor } from './mount-plan';
 /** Kernel-side transfer files: where stash() writes handles, and handing host-written files to a kernel. */
 export { giveToKernel, kernelDirs, prepareDirs, stashDir } from './sandbox';
 /** Warm pool. */
