@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { discoverHierarchies } from '@stoa/kernel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
-import { bubblewrapAvailable, cgroupsWritable } from '../../../test/support/sandbox';
+import { bubblewrapAvailable, cgroupsWritable, testSandbox } from '../../../test/support/sandbox';
 import { v2Client, type TestClient } from '../../../test/support/ts-clients';
 
 interface ExecResult {
@@ -15,11 +15,17 @@ interface ExecResult {
   session_id: string;
 }
 
-/** One executor with `limits`, an MCP client, and a helper that runs a cell. */
-function limitedServer(limits: Record<string, unknown>, env: Record<string, string> = {}) {
+/**
+ * The secure sandbox where bubblewrap runs, else the test sandbox of a machine without it (cgroups and the disk
+ * quota need no bubblewrap; only the private /tmp does).
+ */
+const SANDBOX = { ...testSandbox(), network: 'none' };
+
+/** One executor with `limits` (and `sandbox` over SANDBOX), an MCP client, and a helper that runs a cell. */
+function limitedServer(limits: Record<string, unknown>, env: Record<string, string> = {}, sandbox: Record<string, unknown> = {}) {
   const ctx = {} as { ex: RunningExecutor; c: TestClient };
   beforeAll(async () => {
-    ctx.ex = await startExecutor({ config: { sandbox: { network: 'none', filesystem: 'confined', limits } }, env });
+    ctx.ex = await startExecutor({ config: { sandbox: { ...SANDBOX, ...sandbox, limits } }, env });
     ctx.c = await v2Client(ctx.ex.mcpUrl, 'auto');
   });
   afterAll(async () => {
@@ -67,7 +73,7 @@ for pid in kids:
 print(len(kids), err)
 `;
 
-describe.runIf(bubblewrapAvailable() && cgroupsWritable())('per-session memory and process caps (cgroups)', () => {
+describe.runIf(cgroupsWritable())('per-session memory and process caps (cgroups)', () => {
   // Each child fits its RLIMIT_AS (2048 MiB) but not the session's 1024 MiB; RLIMIT_NPROC off: the session's pids
   // cap alone must stop the fork bomb. Info logs for the start-up line.
   const { ctx, exec, health } = limitedServer({ memory_mb: 2048, session_memory_mb: 1024, session_processes: 64, processes: 0 }, { LOG_LEVEL: 'info' });
@@ -112,8 +118,8 @@ function serverCgroups(pid: number): string[] {
   return discoverHierarchies().flatMap((h) => readdirSync(h.own).filter((n) => n.endsWith(`-${pid}`) && n.startsWith('stoa-')).map((n) => join(h.own, n)));
 }
 
-describe.runIf(bubblewrapAvailable() && cgroupsWritable())('session cgroups are cleaned up', () => {
-  const start = (dataDir: string) => startExecutor({ dataDir, config: { sandbox: { network: 'none', filesystem: 'confined' } } });
+describe.runIf(cgroupsWritable())('session cgroups are cleaned up', () => {
+  const start = (dataDir: string) => startExecutor({ dataDir, config: { sandbox: SANDBOX } });
 
   it('removes every session cgroup of the server on shutdown', async () => {
     const ex = await start(join(mkdtempSync(join(tmpdir(), 'stoa-limits-')), 'data'));
@@ -139,13 +145,11 @@ describe.runIf(bubblewrapAvailable() && cgroupsWritable())('session cgroups are 
   });
 });
 
-describe.runIf(bubblewrapAvailable())('private /tmp size and session disk quota', () => {
-  const { exec, health } = limitedServer({ disk_mb: 32, disk_check_ms: 200, file_size_mb: 0 });
+describe.runIf(bubblewrapAvailable())('private /tmp size (bubblewrap)', () => {
+  const { exec, health } = limitedServer({}, {}, { filesystem: 'confined' });
 
-  it('lists the /tmp size and the disk quota on /health', async () => {
-    const limits = (await health()).sandbox.limits;
-    expect(limits.tmp).toBe('private tmpfs of 512 MiB');
-    expect(limits.disk).toMatch(/^32 MiB \/ 100000 files per session directory/);
+  it('lists the /tmp size on /health', async () => {
+    expect((await health()).sandbox.limits.tmp).toBe('private tmpfs of 512 MiB');
   });
 
   it('stops a 2 GB write to /tmp at the default tmpfs size (512 MiB) with ENOSPC', async () => {
@@ -156,6 +160,14 @@ describe.runIf(bubblewrapAvailable())('private /tmp size and session disk quota'
     const [mib, errno] = r.stdout.trim().split(' ');
     expect(Number(mib)).toBeLessThanOrEqual(512);
     expect(errno).toBe('28');
+  });
+});
+
+describe('session disk quota (with or without bubblewrap)', () => {
+  const { exec, health } = limitedServer({ disk_mb: 32, disk_check_ms: 200, file_size_mb: 0 });
+
+  it('lists the disk quota on /health', async () => {
+    expect((await health()).sandbox.limits.disk).toMatch(/^32 MiB \/ 100000 files per session directory/);
   });
 
   it('fails a cell that writes past the disk quota in the work dir and says how to get back under it', async () => {

@@ -9,7 +9,7 @@ import { startExecutor } from '../../../test/support/executor-process';
 import { EXECUTOR_MAIN } from '../../../test/support/paths';
 import { freePort } from '../../../test/support/ports';
 import { v2Client } from '../../../test/support/ts-clients';
-import { bubblewrapAvailable } from '../../../test/support/sandbox';
+import { testSandbox } from '../../../test/support/sandbox';
 
 const LOCAL_INDEX = '/opt/pypi/simple';
 const pipEnv: Record<string, string> = existsSync(LOCAL_INDEX) && !process.env.PIP_INDEX_URL ? { PIP_INDEX_URL: `file://${LOCAL_INDEX}` } : {};
@@ -31,8 +31,8 @@ function runCli(config: Record<string, unknown>, args: string[], env: Record<str
 }
 
 describe('environments, assets and sidecars (reference §10)', () => {
-  const bwrap = bubblewrapAvailable(); // the confined kernels need it: fails loudly in CI, says why it skips elsewhere
-  it.runIf(bwrap)('--warm builds a venv from the local wheel index and exits 0; the server then runs kernels in it, sandboxed', async () => {
+  // The test sandbox: confined under bubblewrap where it runs, else what the demo gets on a machine without it.
+  it('--warm builds a venv from the local wheel index and exits 0; the server then runs kernels in it', async () => {
     const dataDir = join(openDir('stoa-venv-'), 'data');
     const environment = { type: 'venv', python: '/usr/bin/python3', requirements: 'six\n' };
     const warm = runCli({ data_dir: dataDir, environment }, ['--warm'], pipEnv);
@@ -40,7 +40,7 @@ describe('environments, assets and sidecars (reference §10)', () => {
     expect(warm.code).toBe(0);
     expect(existsSync(join(dataDir, 'envs', 'demo', 'venv', 'bin', 'python'))).toBe(true);
 
-    const ex = await startExecutor({ dataDir, config: { environment, sandbox: { network: 'none', filesystem: 'confined' } }, env: pipEnv });
+    const ex = await startExecutor({ dataDir, config: { environment, sandbox: testSandbox() }, env: pipEnv });
     const c = await v2Client(ex.mcpUrl, 'auto');
     try {
       const r = (await c.call('execute_demo_code', { code: 'import sys, six\nprint(sys.prefix.endswith("envs/demo/venv"), six.__name__)' })).json;
@@ -60,13 +60,13 @@ describe('environments, assets and sidecars (reference §10)', () => {
     }
   });
 
-  it.runIf(bwrap)('provisions a checksummed asset that sandboxed kernels read through MCP_ASSET_CACHE_DIR', async () => {
+  it('provisions a checksummed asset that kernels read through MCP_ASSET_CACHE_DIR', async () => {
     const src = openDir('stoa-asset-');
     const body = 'a,b\n1,2\n';
     writeFileSync(join(src, 'table.csv'), body);
     const checksum = createHash('sha256').update(body).digest('hex');
     const ex = await startExecutor({
-      config: { assets: [{ name: 'table', source: `file://${join(src, 'table.csv')}`, destination: 'data/table.csv', checksum }], sandbox: { network: 'none', filesystem: 'confined' } },
+      config: { assets: [{ name: 'table', source: `file://${join(src, 'table.csv')}`, destination: 'data/table.csv', checksum }], sandbox: testSandbox() },
     });
     const c = await v2Client(ex.mcpUrl, 'auto');
     try {
@@ -81,7 +81,7 @@ describe('environments, assets and sidecars (reference §10)', () => {
     expect(bad.out).toContain("Failed to provision asset 'table' after 3 attempts");
   });
 
-  it.runIf(bwrap)('starts a loopback sidecar before kernels, exports its URL to them, and stops it on SIGTERM', async () => {
+  it('starts a loopback sidecar before kernels, exports its URL to them, and stops it on SIGTERM', async () => {
     const dir = openDir('stoa-sidecar-');
     mkdirSync(join(dir, 'bin'));
     writeFileSync(
@@ -100,7 +100,7 @@ describe('environments, assets and sidecars (reference §10)', () => {
     const pidFile = join(dir, 'side.pid');
     const ex = await startExecutor({
       config: {
-        sandbox: { network: 'inherit', filesystem: 'confined' },
+        sandbox: { ...testSandbox(), network: 'inherit' },
         sidecars: [{ name: 'side', command: [join(dir, 'bin', 'side.py')], url_env_var: 'SIDE_URL', port, env: { GREETING: 'hi', PID_FILE: pidFile } }],
       },
     });
