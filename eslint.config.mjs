@@ -1,6 +1,57 @@
-// Type-aware ESLint (flat config). Architecture rules: libs never import apps; apps never import other apps.
+// Type-aware ESLint (flat config). Architecture rules: libs never import apps; apps never import other apps; a lib
+// is imported only through its index.ts (`@stoa/<lib>`); no entity in a lib's public API.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+const folders = (dir) =>
+  readdirSync(join(import.meta.dirname, dir), { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name);
+const LIBS = folders('libs');
+const APPS = folders('apps');
+
+// no-restricted-imports matches the import text (static imports and re-exports; not import() or require), so each
+// lib and app gets its own list naming the others.
+const PUBLIC_API = 'only its src/index.ts is public. Import `@stoa/<lib>`; if what you need is not exported there, export it from that index.ts.';
+const outsideLibImports = [
+  { group: ['@stoa/*/**'], message: `Deep import into a lib: ${PUBLIC_API}` },
+  { regex: '(^|/)libs/[^/]+/src(/|$)', message: `Path import into a lib: ${PUBLIC_API}` },
+];
+const restrictImports = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
+const libBoundaries = LIBS.map((lib) => ({
+  files: [`libs/${lib}/**/*.ts`],
+  rules: restrictImports([
+    ...outsideLibImports,
+    { regex: `^(\\.\\./)+(${LIBS.filter((l) => l !== lib).join('|')})/src(/|$)`, message: `Relative import into another lib: ${PUBLIC_API}` },
+    { group: ['**/apps/**', 'apps/*'], message: 'libs must not import apps: move what both need into a lib.' },
+  ]),
+}));
+
+const appBoundaries = APPS.map((app) => ({
+  files: [`apps/${app}/**/*.ts`],
+  rules: restrictImports([
+    ...outsideLibImports,
+    { regex: `^(\\.\\./)+(apps/)?(${APPS.filter((a) => a !== app).join('|')})/`, message: 'apps must not import other apps: move what both need into a lib.' },
+  ]),
+}));
+
+// Entities stay inside their lib (STYLE: persistence only through repositories); libs/persistence is the contract.
+// Recognised by file name (`*.entity.ts`, `*.entities.ts`): an entity re-exported through another module slips by.
+const ENTITY_EXPORT = 'An entity in a lib\'s public API: export the repository\'s record type (`*.types.ts`) instead; tests inside the lib import the entity from ../src.';
+const noEntityExports = {
+  files: ['libs/*/src/index.ts'],
+  ignores: ['libs/persistence/src/index.ts'],
+  rules: {
+    'no-restricted-syntax': [
+      'error',
+      { selector: 'ExportNamedDeclaration[source.value=/\\.entit(y|ies)$/]', message: ENTITY_EXPORT },
+      { selector: 'ExportAllDeclaration[source.value=/\\.entit(y|ies)$/]', message: ENTITY_EXPORT },
+      { selector: 'ImportDeclaration[source.value=/\\.entit(y|ies)$/]', message: ENTITY_EXPORT },
+    ],
+  },
+};
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.test-venv/**', 'data/**', '**/*.mjs'] },
@@ -16,10 +67,10 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
-  {
-    files: ['libs/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/apps/**', 'apps/*'], message: 'libs must not import apps' }] }] },
-  },
+  { files: ['**/*.ts'], rules: restrictImports(outsideLibImports) },
+  ...libBoundaries,
+  ...appBoundaries,
+  noEntityExports,
   {
     files: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: {

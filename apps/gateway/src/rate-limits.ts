@@ -38,11 +38,15 @@ export class RateLimits implements OnApplicationShutdown {
   /** Consumes one call for `principal`; undefined when allowed. */
   async consume(principal: string, tool: string): Promise<RateLimited | undefined> {
     const checks = [...(this.overall ? [{ ...this.overall, key: principal }] : []), ...this.perTool.filter((t) => exposed(tool, [t.pattern])).map((t) => ({ ...t, key: principal }))];
+    const charged: typeof checks = [];
     for (const c of checks) {
       try {
         await c.limiter.consume(c.key);
+        charged.push(c);
       } catch (res) {
         if (!(res instanceof RateLimiterRes)) throw res;
+        // A refused call uses no budget: give back what this call's earlier limits took.
+        await Promise.all(charged.map((d) => d.limiter.reward(d.key, 1)));
         return { message: `Rate limit exceeded: maximum ${c.limit} calls per minute. Please wait and try again.`, retry_after: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
       }
     }
