@@ -4,6 +4,5 @@ export { auditConfigSchema, type AuditConfig } from './audit.config';
 export { AuditService } from './audit.service';
 export { AuditModule } from './audit.module';
 export { AUDIT_MIGRATIONS } from './audit.migrations';
-export { AuditEntity } from './audit.entity';
 /** Audit types. */
 export { AuditOutcome, type AuditEvent, type AuditFilter, type AuditRecord } from './audit.types';
