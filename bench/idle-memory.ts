@@ -130,6 +130,9 @@ async function stopExecutor(ex: RunningExecutor): Promise<void> {
   }
 }
 
+/** Python processes per kernel: the supervisor that owns the host's pipes and the user-code process it forks. */
+const PYTHON_PER_KERNEL = 2;
+
 async function runExecutor(label: string, config: Record<string, unknown>): Promise<ExecutorRun> {
   const ex = await startExecutor({ config });
   try {
@@ -162,7 +165,8 @@ async function runExecutor(label: string, config: Record<string, unknown>): Prom
     if (kernels !== SESSIONS) throw new Error(`${label}: /health reports ${kernels} kernels in use, expected ${SESSIONS}`);
     const mem = measure(descendants(pid));
     const executorAfter = rssMb(pid);
-    if (mem.python.procs !== SESSIONS) throw new Error(`${label}: found ${mem.python.procs} python processes, expected ${SESSIONS}`);
+    const expected = SESSIONS * PYTHON_PER_KERNEL;
+    if (mem.python.procs !== expected) throw new Error(`${label}: found ${mem.python.procs} python processes, expected ${expected} (${PYTHON_PER_KERNEL} per kernel)`);
     for (const kind of ['python', 'bwrap', 'other', 'all'] as const) if (mem[kind].procs) note(`${label}: ${kind}: ${mem[kind].procs} procs, each ${fmt(mem[kind], mem[kind].procs)}; per session ${fmt(mem[kind], SESSIONS)}`);
     note(`${label}: executor RSS ${executorBefore.toFixed(1)} → ${executorAfter.toFixed(1)} MiB`);
     await client.close();
