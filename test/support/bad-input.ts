@@ -26,13 +26,6 @@ export interface BadInputRow {
   expect: Expected;
   /** Apps the row runs against (default: all four). */
   apps?: readonly AppKind[];
-  /**
-   * A looser stall bound than the table's, for a row that does not meet it yet: a known gap with its measured
-   * figure, not a pass (issue 23 stays open while any row carries one).
-   */
-  knownStallMs?: number;
-  /** Likewise for RSS growth (MB). */
-  knownRssGrowthMb?: number;
 }
 
 /** What a row's request came to, with the app's health around it. */

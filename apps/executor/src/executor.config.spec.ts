@@ -30,6 +30,13 @@ describe('executor config', () => {
     expect(settings.config.name).toBe(example);
   });
 
+  it('refuses a body limit too small for the largest cell, saying what to raise', () => {
+    expect(problemsOf(yamlFile('name: demo\nserver: {max_body_mb: 1}\n'))).toEqual([
+      'server.max_body_mb: 1 MiB leaves no room for a cell of execution.max_code_bytes (1048576 bytes, which JSON escaping can double): raise server.max_body_mb to at least 2 or lower execution.max_code_bytes',
+    ]);
+    expect(loadExecutorSettings(yamlFile('name: demo\n'), {}, {}, noWarn).config.server.max_body_mb).toBe(4);
+  });
+
   it('accepts a name with a hyphen, as in the seed docs (science-hub)', () => {
     expect(loadExecutorSettings(yamlFile('name: science-hub\n'), {}, {}, noWarn).config.name).toBe('science-hub');
   });

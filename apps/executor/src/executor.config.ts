@@ -54,6 +54,14 @@ export const executorConfigSchema = z
   .superRefine((c, ctx) => {
     const problem = checkTimeouts(c.execution);
     if (problem) ctx.addIssue({ code: 'custom', path: ['execution', 'default_timeout'], message: problem });
+    if (c.execution.max_code_bytes * 2 > c.server.max_body_mb * 1024 * 1024) {
+      const need = Math.ceil((c.execution.max_code_bytes * 2) / (1024 * 1024));
+      ctx.addIssue({
+        code: 'custom',
+        path: ['server', 'max_body_mb'],
+        message: `${c.server.max_body_mb} MiB leaves no room for a cell of execution.max_code_bytes (${c.execution.max_code_bytes} bytes, which JSON escaping can double): raise server.max_body_mb to at least ${need} or lower execution.max_code_bytes`,
+      });
+    }
     if (c.sidecars.length && c.sandbox.network === 'none') {
       ctx.addIssue({
         code: 'custom',

@@ -158,13 +158,13 @@ describe('kernel behaviour through MCP', () => {
     }
   });
 
-  it('refuses 12 MB of code before it reaches the kernel, and the session keeps its variables', async () => {
+  it('refuses 3 MB of code before it reaches the kernel, and the session keeps its variables', async () => {
     const s = await exec('kept_big = 7');
-    const code = 'x = 1\n'.repeat(2_100_000);
+    const code = 'x = 1\n'.repeat(500_000); // under server.max_body_mb (4 MiB) even JSON-escaped
     const r = await exec(code, { execution_session_id: s.session_id });
     expect(r).toMatchObject({ success: false, session_id: s.session_id });
     expect(r.error).toBe(
-      'Code is 12,600,000 bytes; the limit is 1,048,576 bytes (execution.max_code_bytes). Nothing ran and the session is unchanged. ' +
+      'Code is 3,000,000 bytes; the limit is 1,048,576 bytes (execution.max_code_bytes). Nothing ran and the session is unchanged. ' +
         'Split the work into smaller cells, or write large data to a file and load it from the code.',
     );
     expect((await exec('kept_big', { execution_session_id: s.session_id })).stdout).toBe('7\n');
