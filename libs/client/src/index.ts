@@ -17,9 +17,11 @@ export {
 } from './multi-server.types';
 /** Errors a session throws besides `InvalidInputError` (bad specs) from `@stoa/core`. */
 export { ServerUnavailableError, UnknownServerError, UnknownToolError } from './multi-server.errors';
+/** One line from an error and its causes (socket codes included), for status pages and logs. */
+export { describeError } from './multi-server.errors';
 /** The separator of qualified tool names (`${server}__${tool}`). */
 export { TOOL_NAME_SEPARATOR } from './tool-names';
 /** The one connection state machine (connect, health ticks, backoff with jitter), also driving the connectors' pool. */
-export { ConnectionState, ConnectionSupervisor, type ConnectionDriver, type SupervisorOptions } from './connection-supervisor';
+export { ConnectionState, ConnectionSupervisor } from './connection-supervisor';
 /** A server's MCP endpoint and base URL, whether the configured URL ends with /mcp or not. */
 export { upstreamUrls } from './upstream-url';

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { Logger } from '@nestjs/common';
-import { ConnectionState, ConnectionSupervisor } from '@stoa/client';
+import { ConnectionState, ConnectionSupervisor, describeError } from '@stoa/client';
 import type { Principal } from '@stoa/core';
 import { parseCatalog, type McpToolInfo, type UpstreamCatalog } from './catalog';
 import type { CredentialSource } from './upstream.config';
@@ -100,7 +100,7 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
       state: this.state,
       server_name: this.current?.serverName ?? null,
       tools: this.healthy ? (this.current?.mcpTools.length ?? 0) : 0,
-      last_error: this.healthy || lastError === undefined ? null : describe(lastError),
+      last_error: this.healthy || lastError === undefined ? null : describeError(lastError),
       latency_ms: this.latencyMs,
       connected_at: connectedAt?.toISOString() ?? null,
       checked_at: this.checkedAt ? new Date(this.checkedAt).toISOString() : null,
@@ -151,7 +151,7 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
 
   private changed(state: ConnectionState): void {
     if (state === ConnectionState.connected) this.logger.log({ server: this.current?.serverName, tools: this.current?.mcpTools.length }, 'upstream connected');
-    if (state === ConnectionState.unavailable) this.logger.warn({ err: describe(this.supervisor.lastError) }, 'upstream unavailable');
+    if (state === ConnectionState.unavailable) this.logger.warn({ err: describeError(this.supervisor.lastError) }, 'upstream unavailable');
     this.emit('changed');
   }
 
@@ -202,11 +202,4 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
     if (r.error) throw new Error(`tools/list failed: ${r.error.message}`);
     return ((r.result?.tools as McpToolInfo[] | undefined) ?? []).filter((t) => typeof t?.name === 'string');
   }
-}
-
-function describe(err: unknown): string {
-  if (err instanceof UpstreamHttpError) return err.message;
-  const e = err as { name?: string; message?: string; code?: string; cause?: { code?: string; message?: string } };
-  const code = e.code ?? e.cause?.code;
-  return `${code ? `${code}: ` : ''}${e.message ?? String(err)}`;
 }
