@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
-const libs = ['core', 'config', 'persistence', 'mcp', 'kernel', 'sessions', 'execution', 'auth', 'tools', 'jobs', 'provision', 'connectors', 'audit', 'transfer', 'catalog'];
+const libs = ['core', 'config', 'persistence', 'mcp', 'kernel', 'sessions', 'execution', 'auth', 'tools', 'jobs', 'provision', 'connectors', 'audit', 'transfer', 'catalog', 'client'];
 const alias = Object.fromEntries(libs.map((l) => [`@stoa/${l}`, resolve(import.meta.dirname, `libs/${l}/src/index.ts`)]));
 
 export default defineConfig({

@@ -5,7 +5,7 @@
  *
  *   npx tsx examples/multi-server/orchestrate.ts http://127.0.0.1:8000 http://127.0.0.1:8001
  */
-import { MultiServerSession, type CallToolResult, type SessionTool } from '../../libs/connectors/src/client';
+import { MultiServerSession, type CallToolResult, type SessionTool } from '@stoa/client';
 
 const [demoUrl = 'http://127.0.0.1:8000', scienceUrl = 'http://127.0.0.1:8001'] = process.argv.slice(2);
 

@@ -1,6 +1,6 @@
-/** @stoa/connectors: the upstream pool (router, gateway, dispatcher), upstream credentials and the MultiServerSession client. */
-/** Upstream config (`upstreams:` entries, `connectors:` pool settings) and URL normalisation. */
-export { poolConfigSchema, upstreamSchema, upstreamUrls, type CredentialSource, type PoolConfig, type UpstreamConfig } from './upstream.config';
+/** @stoa/connectors: the upstream pool (router, gateway, dispatcher) and upstream credentials. The client session is @stoa/client. */
+/** Upstream config (`upstreams:` entries, `connectors:` pool settings). */
+export { poolConfigSchema, upstreamSchema, type CredentialSource, type PoolConfig, type UpstreamConfig } from './upstream.config';
 /** One upstream (state, catalog, health) and the pool of them. */
 export { Upstream, type UpstreamEra, type UpstreamState, type UpstreamStatus } from './upstream';
 export { LegacyClients } from './legacy-clients';

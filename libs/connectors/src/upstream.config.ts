@@ -43,4 +43,3 @@ export const poolConfigSchema = z
   .prefault({});
 export type PoolConfig = z.output<typeof poolConfigSchema>;
 
-export { upstreamUrls } from './upstream-url';

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { Logger } from '@nestjs/common';
+import { ConnectionState, ConnectionSupervisor, describeError } from '@stoa/client';
 import type { Principal } from '@stoa/core';
 import { parseCatalog, type McpToolInfo, type UpstreamCatalog } from './catalog';
 import type { CredentialSource } from './upstream.config';
@@ -29,28 +30,26 @@ export interface UpstreamStatus {
 
 /** The principal the pool uses for its own control-plane calls (tools/list on upstreams without mcp_tools). */
 const SERVICE: Principal = { id: 'stoa-connector@service', roles: [], scopes: [], source: 'noop' };
+/** First reconnect delay after a failed round (then doubling, with jitter, up to 30 s). */
+const RECONNECT_BASE_MS = 1000;
 
 /**
- * One upstream server: keep-alive HTTP, its catalog (GET /catalog, tools/list as fallback), periodic health
- * checks, reconnect with exponential backoff, and a catalog refresh on a timer or when the upstream reports a
- * new catalog version. An unavailable upstream has no catalog: its tools disappear until it is back.
+ * One upstream server: keep-alive HTTP, its catalog (GET /catalog, tools/list as fallback), and a catalog
+ * refresh on a timer or when the upstream reports a new catalog version. Health checks and reconnects with
+ * backoff and jitter are the `ConnectionSupervisor`'s (@stoa/client), as for the client's sessions: one
+ * health round (/health, then the catalog when stale) is both its connect and its check. An unavailable
+ * upstream has no catalog: its tools disappear until it is back.
  */
 export class Upstream extends EventEmitter<{ changed: [] }> {
   private readonly logger: Logger;
   readonly http: UpstreamHttp;
-  private state: UpstreamState = 'connecting';
+  private readonly supervisor: ConnectionSupervisor;
   private detectedEra: UpstreamEra = 'modern';
   private replicaName: string | null = null;
   private current?: UpstreamCatalog;
-  private lastError: string | null = null;
   private latencyMs: number | null = null;
-  private connectedAt: number | null = null;
   private checkedAt: number | null = null;
-  private failures = 0;
-  private timer?: NodeJS.Timeout;
   private lastRefresh = 0;
-  private closed = false;
-  private busy?: Promise<void>;
 
   constructor(
     readonly config: UpstreamConfig,
@@ -62,6 +61,12 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
     super();
     this.logger = new Logger(`Upstream:${config.name}`);
     this.http = new UpstreamHttp(config.url, pool.connections_per_upstream);
+    const round = (signal: AbortSignal) => this.round(signal);
+    this.supervisor = new ConnectionSupervisor(
+      { connect: round, check: round },
+      { healthIntervalMs: pool.health_interval_seconds * 1000, reconnectBaseMs: RECONNECT_BASE_MS, unrefTimers: true },
+    );
+    this.supervisor.on('changed', (state) => this.changed(state));
   }
 
   get name(): string {
@@ -70,7 +75,7 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
 
   /** The catalog while healthy, else undefined. */
   get catalog(): UpstreamCatalog | undefined {
-    return this.state === 'healthy' ? this.current : undefined;
+    return this.healthy ? this.current : undefined;
   }
 
   /** The replica name the upstream reports on /health (executors carry it, signed, in their session ids). */
@@ -84,19 +89,20 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
   }
 
   get healthy(): boolean {
-    return this.state === 'healthy';
+    return this.supervisor.state === ConnectionState.connected;
   }
 
   status(): UpstreamStatus {
+    const { lastError, connectedAt } = this.supervisor;
     return {
       name: this.name,
       url: this.http.urls.mcp,
       state: this.state,
       server_name: this.current?.serverName ?? null,
-      tools: this.state === 'healthy' ? (this.current?.mcpTools.length ?? 0) : 0,
-      last_error: this.lastError,
+      tools: this.healthy ? (this.current?.mcpTools.length ?? 0) : 0,
+      last_error: this.healthy || lastError === undefined ? null : describeError(lastError),
       latency_ms: this.latencyMs,
-      connected_at: this.connectedAt ? new Date(this.connectedAt).toISOString() : null,
+      connected_at: connectedAt?.toISOString() ?? null,
       checked_at: this.checkedAt ? new Date(this.checkedAt).toISOString() : null,
       catalog_version: this.current?.version ?? null,
       era: this.detectedEra,
@@ -105,88 +111,76 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
   }
 
   /** Connects (once, now) and keeps checking afterwards. Resolves when the first attempt settled. */
-  async start(): Promise<void> {
-    await this.tick();
+  start(): Promise<void> {
+    return this.supervisor.start();
   }
 
   /** Forces a reconnect now (admin). */
   async reconnect(): Promise<UpstreamStatus> {
-    this.failures = 0;
-    this.setState('connecting');
     this.current = undefined;
-    await this.tick(true);
+    await this.supervisor.reconnect();
     return this.status();
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.timer);
-    await this.busy?.catch(() => undefined);
+    await this.supervisor.close();
     await this.http.close();
   }
 
-  /** One round: a health check (or a connect when not healthy), then the next round is scheduled. */
-  private async tick(forceRefresh = false): Promise<void> {
-    if (this.closed) return;
-    clearTimeout(this.timer);
-    this.busy = this.round(forceRefresh);
-    await this.busy;
-    if (this.closed) return;
-    const backoff = Math.min(30_000, 1000 * 2 ** Math.min(Math.max(0, this.failures - 1), 5));
-    const delay = this.state === 'healthy' ? this.pool.health_interval_seconds * 1000 : backoff;
-    this.timer = setTimeout(() => void this.tick(), delay);
-    this.timer.unref();
+  /** The pool's names for the supervisor's states (`healthy` is the admin API's word for connected). */
+  private get state(): UpstreamState {
+    const state = this.supervisor.state;
+    return state === ConnectionState.connected ? 'healthy' : state;
   }
 
-  private async round(forceRefresh: boolean): Promise<void> {
+  /** One health round: /health, then the catalog when stale. Rejects when the upstream is not usable. */
+  private async round(signal: AbortSignal): Promise<void> {
     const timeoutMs = this.pool.connect_timeout_seconds * 1000;
     const started = performance.now();
-    try {
-      const health = await this.http.getJson('/health', timeoutMs);
-      this.latencyMs = Math.round((performance.now() - started) * 10) / 10;
-      this.checkedAt = Date.now();
-      // Plain MCP servers may have no /health: any answer short of a server error means it is up.
-      if (health.status >= 500) throw new UpstreamHttpError(health.status, 'health check failed');
-      const reported = (health.body as { catalog_version?: string } | undefined)?.catalog_version;
-      this.replicaName = (health.body as { replica?: string } | undefined)?.replica ?? this.replicaName;
-      const stale = !this.current || forceRefresh || this.state !== 'healthy' || Date.now() - this.lastRefresh > this.pool.catalog_refresh_seconds * 1000 || (reported && reported !== this.current.version);
-      if (stale) await this.refresh(timeoutMs);
-      this.failures = 0;
-      this.lastError = null;
-      if (this.state !== 'healthy') {
-        this.connectedAt = Date.now();
-        this.logger.log({ server: this.current?.serverName, tools: this.current?.mcpTools.length }, 'upstream connected');
-      }
-      this.setState('healthy');
-    } catch (err) {
-      this.failures++;
-      this.lastError = describe(err);
-      if (this.state !== 'unavailable') this.logger.warn({ err: this.lastError }, 'upstream unavailable');
-      this.setState('unavailable');
-    }
+    const health = await this.http.getJson('/health', timeoutMs);
+    this.latencyMs = Math.round((performance.now() - started) * 10) / 10;
+    this.checkedAt = Date.now();
+    // Plain MCP servers may have no /health: any answer short of a server error means it is up.
+    if (health.status >= 500) throw new UpstreamHttpError(health.status, 'health check failed');
+    const reported = (health.body as { catalog_version?: string } | undefined)?.catalog_version;
+    this.replicaName = (health.body as { replica?: string } | undefined)?.replica ?? this.replicaName;
+    const refreshDue = Date.now() - this.lastRefresh > this.pool.catalog_refresh_seconds * 1000;
+    const stale = !this.current || !this.healthy || refreshDue || (reported && reported !== this.current.version);
+    if (stale) await this.refresh(timeoutMs, signal);
   }
 
-  private async refresh(timeoutMs: number): Promise<void> {
+  private changed(state: ConnectionState): void {
+    if (state === ConnectionState.connected) this.logger.log({ server: this.current?.serverName, tools: this.current?.mcpTools.length }, 'upstream connected');
+    if (state === ConnectionState.unavailable) this.logger.warn({ err: describeError(this.supervisor.lastError) }, 'upstream unavailable');
+    this.emit('changed');
+  }
+
+  private async refresh(timeoutMs: number, signal: AbortSignal): Promise<void> {
     const doc = await this.http.getJson('/catalog', timeoutMs);
     // Plain MCP servers have no /catalog: their tools come from tools/list, with no domain catalog.
     if (doc.status >= 300 && doc.status !== 404) throw new UpstreamHttpError(doc.status, 'GET /catalog failed');
     const parsed = parseCatalog(doc.status === 404 ? {} : doc.body, this.name, { expose: this.config.expose_tools, aliases: this.config.tool_aliases });
-    if (!parsed.mcpTools) this.detectedEra = await this.probeEra();
-    const mcpTools = parsed.mcpTools ?? (await this.listTools());
+    if (!parsed.mcpTools) this.detectedEra = await this.probeEra(signal);
+    const mcpTools = parsed.mcpTools ?? (await this.listTools(signal));
     const changed = parsed.version !== this.current?.version;
     this.current = { ...parsed, mcpTools };
     this.lastRefresh = Date.now();
     if (changed) this.emit('changed');
   }
 
+  /** Bounded by the connect timeout, and aborted when the upstream is closed. */
+  private bound(signal: AbortSignal): AbortSignal {
+    return AbortSignal.any([signal, AbortSignal.timeout(this.pool.connect_timeout_seconds * 1000)]);
+  }
+
   /**
    * 2026-07-28 `server/discover` answered → modern; a 400/404/405 for a session-less request → a 2025-era
    * server. Needs control-plane credentials (none or client_credentials); otherwise modern is assumed.
    */
-  private async probeEra(): Promise<UpstreamEra> {
+  private async probeEra(signal: AbortSignal): Promise<UpstreamEra> {
     const authorization = await this.credentials.authorization(SERVICE).catch(() => undefined);
     try {
-      const r = await this.http.rpc('server/discover', {}, { authorization, signal: AbortSignal.timeout(this.pool.connect_timeout_seconds * 1000) });
+      const r = await this.http.rpc('server/discover', {}, { authorization, signal: this.bound(signal) });
       return r.result ? 'modern' : 'legacy';
     } catch (err) {
       if (err instanceof UpstreamHttpError && [400, 404, 405].includes(err.status)) return 'legacy';
@@ -198,27 +192,14 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
    * tools/list for upstreams whose /catalog lacks `mcp_tools`. Modes that forward a caller's token have none for
    * the connector itself: the list is then asked for without one (an upstream that needs auth answers 401).
    */
-  private async listTools(): Promise<McpToolInfo[]> {
+  private async listTools(signal: AbortSignal): Promise<McpToolInfo[]> {
     const authorization = await this.credentials.authorization(SERVICE).catch(() => undefined);
     if (this.detectedEra === 'legacy') {
       const client = await this.legacy.get(`${this.name}\u0000control`, this.http.urls.mcp, authorization);
       return (await client.listTools()).tools;
     }
-    const r = await this.http.rpc('tools/list', {}, { authorization, signal: AbortSignal.timeout(this.pool.connect_timeout_seconds * 1000) });
+    const r = await this.http.rpc('tools/list', {}, { authorization, signal: this.bound(signal) });
     if (r.error) throw new Error(`tools/list failed: ${r.error.message}`);
     return ((r.result?.tools as McpToolInfo[] | undefined) ?? []).filter((t) => typeof t?.name === 'string');
   }
-
-  private setState(state: UpstreamState): void {
-    if (this.state === state) return;
-    this.state = state;
-    this.emit('changed');
-  }
-}
-
-function describe(err: unknown): string {
-  if (err instanceof UpstreamHttpError) return err.message;
-  const e = err as { name?: string; message?: string; code?: string; cause?: { code?: string; message?: string } };
-  const code = e.code ?? e.cause?.code;
-  return `${code ? `${code}: ` : ''}${e.message ?? String(err)}`;
 }

@@ -1,4 +1,5 @@
 import type { CallToolResult, ProgressCallback, ProtocolEra, Tool } from '@modelcontextprotocol/client';
+import type { ConnectionState } from './connection-supervisor';
 
 /** Headers sent with every request to a server; a function is awaited per request (rotating tokens). */
 export type HeadersSource = Record<string, string> | (() => Promise<Record<string, string>>);
@@ -23,7 +24,7 @@ export type ProtocolMode = (typeof ProtocolMode)[keyof typeof ProtocolMode];
 export interface MultiServerSessionOptions {
   /** Keep only servers whose `roles` include this one, plus servers that declare no roles. */
   role?: string;
-  /** First reconnect delay; doubles per failed attempt up to 30 s. Default 1000. */
+  /** First reconnect delay; doubles per failed attempt up to 30 s, each delay drawn from [½, 1] of that. Default 1000. */
   reconnectBaseMs?: number;
   /** How often a connected server is health-checked (`ping`, or `server/discover` on 2026-07-28). Default 15000. */
   healthIntervalMs?: number;
@@ -36,9 +37,8 @@ export interface MultiServerSessionOptions {
 /** The options with every default applied. */
 export type ResolvedSessionOptions = Required<Omit<MultiServerSessionOptions, 'role'>>;
 
-/** Lifecycle of one server inside a session. */
-export const ServerState = { connecting: 'connecting', connected: 'connected', unavailable: 'unavailable' } as const;
-export type ServerState = (typeof ServerState)[keyof typeof ServerState];
+/** Lifecycle of one server inside a session (`connecting`, `connected`, `unavailable`). */
+export type ServerState = ConnectionState;
 
 /** A tool of one server, as the merged catalog lists it. */
 export type SessionTool = Tool & {

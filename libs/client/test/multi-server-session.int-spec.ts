@@ -1,17 +1,14 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { on, once } from 'node:events';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type Socket } from 'node:net';
-import { join } from 'node:path';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { McpServer } from '@modelcontextprotocol/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidInputError } from '@stoa/core';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
-import { ROOT } from '../../../test/support/paths';
 import { freePort } from '../../../test/support/ports';
-import { type CallToolResult, MultiServerSession, type MultiServerSessionOptions, ServerUnavailableError, type ServerSpec, type ServerState, type SessionEvents, UnknownToolError } from '../src/client';
+import { type CallToolResult, MultiServerSession, type MultiServerSessionOptions, ServerUnavailableError, type ServerSpec, type ServerState, type SessionEvents, UnknownToolError } from '@stoa/client';
 
 const executorConfig = (name: string) => ({ name, sessions: { warm_pool: 0 } });
 const opened: MultiServerSession[] = [];
@@ -135,18 +132,6 @@ describe('MultiServerSession over two real executors', () => {
     await session.close();
     expect(timers()).toBeLessThanOrEqual(before);
     await expect(session.callTool('alpha__execute_alpha_code', {})).rejects.toThrow(/closed/);
-  });
-
-  it('powers examples/multi-server/orchestrate.ts, which exits on its own', async () => {
-    const script = join(ROOT, 'examples', 'multi-server', 'orchestrate.ts');
-    const child = spawn(process.execPath, ['--import', 'tsx', script, alpha.url, beta.url], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    const [code] = (await once(child, 'exit')) as [number | null];
-    expect(code, out).toBe(0);
-    expect(out).toContain('demo__execute_alpha_code "1+1" → stdout "2\\n"');
-    expect(out).toMatch(/science__execute_beta_code .* → stdout "2\.5\\n"/);
   });
 
   describe('when a server is down at connect', () => {

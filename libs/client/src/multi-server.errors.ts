@@ -48,15 +48,21 @@ export class UnknownServerError extends AppError {
 
 /**
  * One line from an error and its causes, e.g. `fetch failed: connect ECONNREFUSED 127.0.0.1:8001`.
- * Node's fetch hides the useful part (the socket error) in `cause`.
+ * Node's fetch hides the useful part (the socket error) in `cause`; undici's errors carry it in `code`
+ * (`other side closed (UND_ERR_SOCKET)`), added when the message does not already say it.
  */
 export function describeError(err: unknown): string {
   const parts: string[] = [];
   let current: unknown = err;
   for (let depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
-    const message = current instanceof Error ? current.message : typeof current === 'string' ? current : (JSON.stringify(current) ?? '');
+    const message = current instanceof Error ? withCode(current) : typeof current === 'string' ? current : (JSON.stringify(current) ?? '');
     if (message && !parts.some((p) => p.includes(message))) parts.push(message);
     current = current instanceof Error ? current.cause : undefined;
   }
   return parts.join(': ') || 'unknown error';
+}
+
+function withCode(err: Error): string {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && !err.message.includes(code) ? `${err.message} (${code})` : err.message;
 }

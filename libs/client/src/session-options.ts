@@ -1,6 +1,6 @@
 import { InvalidInputError } from '@stoa/core';
 import { z } from 'zod';
-import { upstreamUrls } from '../upstream-url';
+import { upstreamUrls } from './upstream-url';
 import { ProtocolMode, type HeadersSource, type MultiServerSessionOptions, type ResolvedSessionOptions, type ServerSpec } from './multi-server.types';
 import { SERVER_NAME_PATTERN } from './tool-names';
 
@@ -28,9 +28,6 @@ export interface ResolvedServer {
   mcpUrl: string;
   headers: HeadersSource | undefined;
 }
-
-/** Ceiling of the reconnect backoff. */
-export const RECONNECT_MAX_MS = 30_000;
 
 /** Validates options; throws one `InvalidInputError` listing every bad key. */
 export function resolveOptions(opts: MultiServerSessionOptions = {}): ResolvedSessionOptions & { role?: string } {
