@@ -166,9 +166,9 @@ describe('Entra ID auth with a real local HTTPS OIDC issuer', () => {
     expect(await statusWithHost(ex.port, `localhost:${ex.port}`)).toBe(200);
     const badOrigin = await post(ex.mcpUrl, { authorization: token, origin: 'https://attacker.example' });
     expect(badOrigin.status).toBe(403);
-    const big = await post(ex.mcpUrl, { authorization: token }, { ...INIT, pad: 'x'.repeat(17 * 1024 * 1024) });
+    const big = await post(ex.mcpUrl, { authorization: token }, { ...INIT, pad: 'x'.repeat(5 * 1024 * 1024) });
     expect(big.status).toBe(413);
     // At /mcp a refused body is a JSON-RPC error (clients read error.message).
-    expect(((await big.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: -32600, message: expect.stringContaining('limit is 16 MiB') });
+    expect(((await big.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: -32600, message: expect.stringContaining('limit is 4 MiB') });
   });
 });

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
-import { NodeStreamableHTTPServerTransport, toNodeHandler, type NodeMcpRequestHandler } from '@modelcontextprotocol/node';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { createMcpHandler, fromJsonSchema, isInitializeRequest, isLegacyRequest, type JsonSchemaType, McpServer, type ServerContext } from '@modelcontextprotocol/server';
 import { clip, type Principal } from '@stoa/core';
 import type { McpServerSpec, ToolContext, ToolDefinition } from './mcp.types';
@@ -9,6 +9,7 @@ import { declaresTasks, principalOf, registerTaskMethods, TASKS_EXTENSION } from
 import { errorToToolResult, toToolResult } from './tool-result';
 import { envelopeRefusal, type Refusal, transportRefusal } from './request-guard';
 import { withReadableErrors } from './readable-errors';
+import { toParsedBodyHandler, webHeaders } from './node-bridge';
 
 /** A Node request after our auth middleware ran. */
 export type McpRequest = IncomingMessage & { body?: unknown; auth?: unknown };
@@ -36,7 +37,7 @@ interface LegacySession {
  */
 export class McpEndpoint {
   private readonly logger = new Logger(McpEndpoint.name);
-  private readonly modern: NodeMcpRequestHandler;
+  private readonly modern: ReturnType<typeof toParsedBodyHandler>;
   private readonly legacy = new Map<string, LegacySession>();
   private readonly sweeper: NodeJS.Timeout;
 
@@ -44,8 +45,8 @@ export class McpEndpoint {
     private readonly spec: McpServerSpec,
     private readonly opts: McpEndpointOptions,
   ) {
-    const handler = createMcpHandler((ctx) => this.buildServer(ctx.era), { legacy: 'reject', onerror: (e) => this.logger.warn({ err: clip(e.message, 300) }, 'mcp request rejected') });
-    this.modern = toNodeHandler(handler);
+    const onerror = (e: Error) => this.logger.warn({ err: clip(e.message, 300) }, 'mcp request rejected');
+    this.modern = toParsedBodyHandler(createMcpHandler((ctx) => this.buildServer(ctx.era), { legacy: 'reject', onerror }), onerror);
     this.sweeper = setInterval(() => this.evictIdle(), Math.max(1000, Math.min(60_000, opts.legacyIdleMs / 2)));
     this.sweeper.unref();
   }
@@ -61,7 +62,7 @@ export class McpEndpoint {
     if (refusal) return refuse(res, refusal);
     req.auth = { token: principal.token ?? '', clientId: principal.id, scopes: [...principal.scopes], extra: { principal, functionPolicy: functionPolicyOf(req) } };
     if (await this.isLegacy(req)) return this.handleLegacy(req, res, principal);
-    await this.modern(req as never, res, req.body);
+    await this.modern(req, res);
   }
 
   async close(): Promise<void> {
@@ -77,9 +78,7 @@ export class McpEndpoint {
     if (typeof req.headers['mcp-session-id'] === 'string') return true;
     const meta = (req.body as { params?: { _meta?: Record<string, unknown> } } | undefined)?.params?._meta;
     if (req.method === 'POST' && typeof meta?.['io.modelcontextprotocol/protocolVersion'] === 'string') return false;
-    const headers = new Headers();
-    for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
-    const probe = new Request('http://mcp.local/mcp', { method: req.method, headers });
+    const probe = new Request('http://mcp.local/mcp', { method: req.method, headers: webHeaders(req) });
     return isLegacyRequest(probe, req.method === 'POST' ? req.body : undefined);
   }
 

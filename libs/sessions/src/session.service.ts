@@ -6,6 +6,9 @@ import { SessionIdCodec } from './session-id';
 import { SessionRepository } from './session.repository';
 import { SessionStatus, type SessionFilter, type SessionRecord } from './session.types';
 
+/** Longer than any session id a Stoa server issues (`s-{random}.{replica, base64url}`); longer ones are unknown without a lookup. */
+const MAX_SESSION_ID_CHARS = 256;
+
 /** What the session service needs from config. */
 export interface SessionSettings {
   maxSessions: number;
@@ -105,7 +108,8 @@ export class SessionService implements OnModuleInit, OnApplicationShutdown {
     if (!id) throw new InvalidInputError('execution_session_id must be a non-empty session id.');
     const runtime = this.live.get(id);
     if (runtime && runtime.record.owner === principal.id) return runtime;
-    const record = runtime ? undefined : await this.repo.findById(id);
+    // An id longer than any this server issues is not looked up (a 3 MB id would be encoded and bound for SQL).
+    const record = runtime || id.length > MAX_SESSION_ID_CHARS ? undefined : await this.repo.findById(id);
     if (record && record.owner === principal.id) {
       if (record.status === SessionStatus.closed) throw new SessionClosedError(id);
       throw new SessionExpiredError(id, record.endReason);
