@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { randomToken } from '@stoa/core';
 import { UpstreamPool } from '@stoa/connectors';
-import { McpEndpoint, RawToolResult, type ToolContext, type ToolDefinition } from '@stoa/mcp';
+import { McpEndpoint, RawToolResult, resultRefs, type ToolContext, type ToolDefinition } from '@stoa/mcp';
 import { z } from 'zod';
 import type { GatewaySettings } from './gateway.config';
 import { GATEWAY_SETTINGS } from './gateway.tokens';
@@ -58,8 +58,8 @@ export class GatewayMcpService implements OnApplicationShutdown {
           try {
             const progress = ctx.progress;
             const result = await this.pool.call(upstream, ctx.principal, tool.name, body.params.arguments, { signal: ctx.signal, headers: this.guard.headers, onProgress: progress ? (p, m, t) => void progress(p, m, t).catch(() => undefined) : undefined });
-            const text = JSON.stringify(result);
-            this.guard.after(ctx.principal, tool.name, body, { isError: result.isError === true, bytesIn, bytesOut: Buffer.byteLength(text), durationMs: performance.now() - started, sessionId: /\\"session_id\\": \\"([^\\"]+)\\"/.exec(text)?.[1] });
+            const bytesOut = Buffer.byteLength(JSON.stringify(result));
+            this.guard.after(ctx.principal, tool.name, body, { isError: result.isError === true, bytesIn, bytesOut, durationMs: performance.now() - started, sessionId: resultRefs(result).session_id });
             return new RawToolResult(result);
           } catch (err) {
             this.guard.after(ctx.principal, tool.name, body, { isError: true, failed: (err as Error).message, bytesIn, bytesOut: 0, durationMs: performance.now() - started });
