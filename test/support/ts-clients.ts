@@ -58,7 +58,7 @@ export async function v2Client(url: string, mode: 'auto' | 'legacy', token?: str
 export async function v1Client(url: string, token?: string): Promise<TestClient> {
   const client = new V1Client({ name: 'stoa-test-v1', version: '1.0.0' });
   await client.connect(new V1Transport(new URL(url), token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined));
-  return wrap(client as unknown as SdkClient);
+  return wrap(client);
 }
 
 interface SdkClient {
