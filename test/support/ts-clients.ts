@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextproto
 
 /** Minimal common face of the SDK clients used in tests. */
 export interface TestClient {
-  call: (tool: string, args: Record<string, unknown>) => Promise<{ json: Record<string, unknown> & { session_id?: string }; isError: boolean; text: string }>;
+  call: (tool: string, args: Record<string, unknown>) => Promise<{ json: Record<string, unknown> & { session_id?: string }; isError: boolean; text: string; meta?: Record<string, unknown> }>;
   listTools: () => Promise<string[]>;
   describeTool: (name: string) => Promise<string | undefined>;
   /** Calls a tool with a progress token; returns the result and every progress message received. */
@@ -58,11 +58,11 @@ export async function v2Client(url: string, mode: 'auto' | 'legacy', token?: str
 export async function v1Client(url: string, token?: string): Promise<TestClient> {
   const client = new V1Client({ name: 'stoa-test-v1', version: '1.0.0' });
   await client.connect(new V1Transport(new URL(url), token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined));
-  return wrap(client as unknown as SdkClient);
+  return wrap(client);
 }
 
 interface SdkClient {
-  callTool: (p: { name: string; arguments: Record<string, unknown> }) => Promise<{ content?: unknown; isError?: unknown }>;
+  callTool: (p: { name: string; arguments: Record<string, unknown> }) => Promise<{ content?: unknown; isError?: unknown; _meta?: Record<string, unknown> }>;
   listTools: () => Promise<{ tools: { name: string; description?: string }[] }>;
   close: () => Promise<void>;
 }
@@ -71,7 +71,7 @@ function wrap(client: SdkClient): TestClient {
   return {
     call: async (tool, args) => {
       const r = await client.callTool({ name: tool, arguments: args });
-      return { ...parse(r.content), isError: Boolean(r.isError) };
+      return { ...parse(r.content), isError: Boolean(r.isError), meta: r._meta };
     },
     listTools: async () => (await client.listTools()).tools.map((t) => t.name),
     describeTool: async (name) => (await client.listTools()).tools.find((t) => t.name === name)?.description,

@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Principal } from '@stoa/core';
 import { UpstreamPool, type Upstream, type UpstreamToolResult } from '@stoa/connectors';
+import { isExecuteTool, resultRefs, type ResultRefs } from '@stoa/mcp';
 import { SessionIdCodec } from '@stoa/sessions';
 import { AffinityStore } from './affinity';
 import { Balancer } from './balancer';
@@ -33,7 +34,8 @@ export const NO_WORKERS = 'No healthy workers available in the dispatcher pool.'
 export class DispatchService implements OnApplicationShutdown {
   readonly balancer: Balancer;
   readonly store: AffinityStore;
-  private readonly codec?: SessionIdCodec;
+  /** The worker replica a session id names: signature checked when `session_key` is set, else as claimed. */
+  private readonly replicaOf: (sid: string) => string | undefined;
 
   constructor(
     @Inject(DISPATCHER_SETTINGS) private readonly settings: DispatcherSettings,
@@ -42,7 +44,8 @@ export class DispatchService implements OnApplicationShutdown {
     const c = settings.config;
     this.balancer = new Balancer(pool, c);
     this.store = new AffinityStore(c.redis_url, `stoa:dispatcher:${c.name}`);
-    if (c.session_key) this.codec = new SessionIdCodec('dispatcher', c.session_key);
+    const codec = c.session_key ? new SessionIdCodec('dispatcher', c.session_key) : undefined;
+    this.replicaOf = codec ? (sid) => codec.replicaOf(sid) : (sid) => SessionIdCodec.claimedReplicaOf(sid);
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -54,7 +57,7 @@ export class DispatchService implements OnApplicationShutdown {
     if (/_list_sessions$/.test(tool)) return { kind: 'fanout' };
     const c = this.settings.config;
     let sid = str(ctx.sessionHeader) ?? str(args.execution_session_id) ?? str(args.session_id);
-    const legacyKey = ctx.transportSessionId && /^execute_.+_code$/.test(tool) ? `mcpexec:${ctx.transportSessionId}:${tool}` : undefined;
+    const legacyKey = this.legacyKey(tool, ctx);
     if (!sid && legacyKey && c.session_affinity) {
       sid = await this.store.get(legacyKey);
       if (sid) args = { ...args, execution_session_id: sid };
@@ -93,12 +96,16 @@ export class DispatchService implements OnApplicationShutdown {
     return this.fresh(args);
   }
 
-  /** Learns what a result created: job/batch owners, and a 2025-era caller's kernel session. */
-  async remember(worker: Upstream, tool: string, text: string, ctx: CallContext): Promise<void> {
-    const job = /\\?"(?:job_id|batch_id)\\?": \\?"([^"\\]+)/.exec(text)?.[1];
-    if (job) await this.store.set(`job:${job}`, worker.name);
-    const sid = /\\?"session_id\\?": \\?"(s-[^"\\]+)/.exec(text)?.[1];
-    if (sid && ctx.transportSessionId && /^execute_.+_code$/.test(tool) && this.settings.config.session_affinity) await this.store.set(`mcpexec:${ctx.transportSessionId}:${tool}`, sid);
+  /** Learns what a result created (from the ids in its `_meta`): job/batch owners, and a 2025-era caller's kernel session. */
+  async remember(worker: Upstream, tool: string, refs: ResultRefs, ctx: CallContext): Promise<void> {
+    for (const job of [refs.job_id, refs.batch_id]) if (job) await this.store.set(`job:${job}`, worker.name);
+    const legacyKey = this.legacyKey(tool, ctx);
+    if (refs.session_id && legacyKey && this.settings.config.session_affinity) await this.store.set(legacyKey, refs.session_id);
+  }
+
+  /** Where a 2025-era caller's execute session is remembered (its `Mcp-Session-Id` has no kernel of its own here). */
+  private legacyKey(tool: string, ctx: CallContext): string | undefined {
+    return ctx.transportSessionId && isExecuteTool(tool) ? `mcpexec:${ctx.transportSessionId}:${tool}` : undefined;
   }
 
   /** Runs a routed call the parsed way (fan-out, probes, reroute notes, 2025-era callers). */
@@ -113,7 +120,7 @@ export class DispatchService implements OnApplicationShutdown {
         return this.probe(principal, tool, args, ctx);
       case 'one': {
         const r = await this.balancer.track(route.worker, () => this.pool.call(route.worker, principal, tool, route.args, { signal: ctx.signal, onProgress: ctx.onProgress }));
-        await this.remember(route.worker, tool, textOf(r), ctx);
+        await this.remember(route.worker, tool, resultRefs(r), ctx);
         return route.warning ? withWarning(r, route.warning) : r;
       }
     }
@@ -124,9 +131,9 @@ export class DispatchService implements OnApplicationShutdown {
     return w ? { kind: 'one', worker: w, args } : { kind: 'error', message: NO_WORKERS };
   }
 
-  /** The worker whose replica a session id names (signature checked when session_key is set). */
+  /** The worker whose replica a session id names. */
   private ownerOf(sid: string): Upstream | undefined {
-    const replica = this.codec ? this.codec.replicaOf(sid) : unverifiedReplica(sid);
+    const replica = this.replicaOf(sid);
     return replica ? this.pool.upstreams().find((u) => u.replica === replica) : undefined;
   }
 
@@ -149,7 +156,7 @@ export class DispatchService implements OnApplicationShutdown {
     for (const w of this.balancer.candidates()) {
       last = await this.pool.call(w, principal, tool, args, { signal: ctx.signal }).catch(() => undefined);
       if (last && !last.isError) {
-        await this.remember(w, tool, textOf(last), ctx);
+        await this.remember(w, tool, resultRefs(last), ctx);
         return last;
       }
     }
@@ -159,11 +166,6 @@ export class DispatchService implements OnApplicationShutdown {
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' && v ? v : undefined;
-}
-
-function unverifiedReplica(sid: string): string | undefined {
-  const parts = sid.split('.');
-  return parts.length === 3 && parts[0]?.startsWith('s-') ? Buffer.from(parts[1]!, 'base64url').toString() : undefined;
 }
 
 export function textOf(r: UpstreamToolResult): string {

@@ -1,8 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { randomToken } from '@stoa/core';
-import { UpstreamPool } from '@stoa/connectors';
+import { proxyTool, relayProgress, UpstreamPool } from '@stoa/connectors';
 import { McpEndpoint, RawToolResult, type ToolContext, type ToolDefinition } from '@stoa/mcp';
-import { z } from 'zod';
 import type { DispatcherSettings } from './dispatcher.config';
 import { DISPATCHER_SETTINGS } from './dispatcher.tokens';
 import { DispatchService } from './dispatch.service';
@@ -40,22 +39,12 @@ export class DispatcherMcpService implements OnApplicationShutdown {
 
   private rebuild(): void {
     // Identical workers: every tool once (the pool routes a name to the first worker listing it).
-    this.current = this.pool.tools().map(({ tool }) => ({
-      name: tool.name,
-      description: tool.description ?? '',
-      input: z.object({}),
-      inputJsonSchema: tool.inputSchema,
-      annotations: tool.annotations,
-      handler: async (args: unknown, ctx: ToolContext) => {
-        const progress = ctx.progress;
-        return new RawToolResult(
-          await this.dispatch.call(ctx.principal, tool.name, (args ?? {}) as Record<string, unknown>, {
-            signal: ctx.signal,
-            transportSessionId: ctx.transportSessionId,
-            onProgress: progress ? (p, m, t) => void progress(p, m, t).catch(() => undefined) : undefined,
-          }),
-        );
-      },
-    }));
+    this.current = this.pool.tools().map(({ tool }) =>
+      proxyTool(tool, async (args: unknown, ctx: ToolContext) =>
+        new RawToolResult(
+          await this.dispatch.call(ctx.principal, tool.name, (args ?? {}) as Record<string, unknown>, { signal: ctx.signal, transportSessionId: ctx.transportSessionId, onProgress: relayProgress(ctx) }),
+        ),
+      ),
+    );
   }
 }

@@ -33,7 +33,7 @@ export function dispatcherFastPath(dispatch: DispatchService, pool: UpstreamPool
           res.once('close', () => res.writableFinished || ac.abort());
           try {
             const r = await dispatch.balancer.track(route.worker, () => pool.forward(route.worker, principal, req.rawBody ?? JSON.stringify(req.body), req.headers, res, ac.signal));
-            if (r.jobId) await dispatch.store.set(`job:${r.jobId}`, route.worker.name);
+            await dispatch.remember(route.worker, name, r.refs, ctx);
           } catch (err) {
             if (!ac.signal.aborted && !res.headersSent) rpc(res, body.id, toolError(`Cannot reach worker '${route.worker.name}': ${(err as Error).message}`));
           }

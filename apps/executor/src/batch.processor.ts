@@ -1,19 +1,11 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { BatchRunner } from '@stoa/execution';
+import { BatchRunner, type BatchItem } from '@stoa/execution';
 import { JobService, JobStatus } from '@stoa/jobs';
 import type { ExecutorSettings } from './executor.config';
 import { EXECUTOR_SETTINGS } from './executor.tokens';
 
-/** Data carried by a queued batch item (everything another replica needs to run it). */
-export interface BatchItemData {
-  owner: string;
-  sessionId: string;
-  code: string;
-  timeoutS: number;
-  resultVariable: string;
-  /** The gateway's domain-function policy travels with the item to whichever replica runs it. */
-  policy?: { allowed?: string[]; blocked?: string[] };
-}
+/** Data carried by a queued batch item: everything another replica needs to run it (the gateway's policy included). */
+export type BatchItemData = Omit<BatchItem, 'jobId'>;
 
 /** Job processor: runs this server's batch items on this replica, from whichever replica queued them. */
 @Injectable()

@@ -69,6 +69,21 @@ describe('executor over real MCP clients', () => {
     expect(r.json.stdout).toBe('11\n');
   });
 
+  it('names the session and batch a result refers to in _meta, beside the unchanged JSON text, for every client', async () => {
+    for (const open of [() => v2Client(ex.mcpUrl, 'auto'), () => v2Client(ex.mcpUrl, 'legacy'), () => v1Client(ex.mcpUrl)]) {
+      const c = await open();
+      try {
+        const r = await c.call('execute_demo_code', { code: '1' });
+        expect(r.meta?.['stoa/refs']).toEqual({ session_id: r.json.session_id });
+        expect(r.text).toBe(JSON.stringify(r.json, null, 2));
+        const b = await c.call('demo_parallel_execute', { code: 'result = n', inputs: [{ n: 1 }] });
+        expect(b.meta?.['stoa/refs']).toEqual({ batch_id: b.json.batch_id });
+      } finally {
+        await c.close();
+      }
+    }
+  });
+
   it('the execute description tells stateless clients to pass session_id back as execution_session_id', async () => {
     const c = await v2Client(ex.mcpUrl, 'auto');
     const description = await c.describeTool('execute_demo_code');

@@ -1,8 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { randomToken } from '@stoa/core';
-import { UpstreamPool } from '@stoa/connectors';
-import { McpEndpoint, RawToolResult, type ToolContext, type ToolDefinition } from '@stoa/mcp';
-import { z } from 'zod';
+import { proxyTool, relayProgress, UpstreamPool } from '@stoa/connectors';
+import { McpEndpoint, RawToolResult, resultRefs, type ToolContext, type ToolDefinition } from '@stoa/mcp';
 import type { GatewaySettings } from './gateway.config';
 import { GATEWAY_SETTINGS } from './gateway.tokens';
 import { Guardrails } from './guardrails';
@@ -43,29 +42,23 @@ export class GatewayMcpService implements OnApplicationShutdown {
     this.current = this.pool
       .tools()
       .filter(({ tool }) => this.guard.policy.decide(tool.name, server).allowed)
-      .map(({ upstream, tool }) => ({
-        name: tool.name,
-        description: tool.description ?? '',
-        input: z.object({}),
-        inputJsonSchema: tool.inputSchema,
-        annotations: tool.annotations,
-        handler: async (args: unknown, ctx: ToolContext) => {
+      .map(({ upstream, tool }) =>
+        proxyTool(tool, async (args: unknown, ctx: ToolContext) => {
           const body = { params: { name: tool.name, arguments: (args ?? {}) as Record<string, unknown> } };
           const bytesIn = Buffer.byteLength(JSON.stringify(args ?? {}));
           const refusal = await this.guard.before(ctx.principal, tool.name, body, bytesIn);
           if (refusal) return new RawToolResult({ content: [{ type: 'text', text: JSON.stringify({ success: false, error: refusal.message, ...refusal.extra }, null, 2) }], isError: true });
           const started = performance.now();
           try {
-            const progress = ctx.progress;
-            const result = await this.pool.call(upstream, ctx.principal, tool.name, body.params.arguments, { signal: ctx.signal, headers: this.guard.headers, onProgress: progress ? (p, m, t) => void progress(p, m, t).catch(() => undefined) : undefined });
-            const text = JSON.stringify(result);
-            this.guard.after(ctx.principal, tool.name, body, { isError: result.isError === true, bytesIn, bytesOut: Buffer.byteLength(text), durationMs: performance.now() - started, sessionId: /\\"session_id\\": \\"([^\\"]+)\\"/.exec(text)?.[1] });
+            const result = await this.pool.call(upstream, ctx.principal, tool.name, body.params.arguments, { signal: ctx.signal, headers: this.guard.headers, onProgress: relayProgress(ctx) });
+            const bytesOut = Buffer.byteLength(JSON.stringify(result));
+            this.guard.after(ctx.principal, tool.name, body, { isError: result.isError === true, bytesIn, bytesOut, durationMs: performance.now() - started, sessionId: resultRefs(result).session_id });
             return new RawToolResult(result);
           } catch (err) {
             this.guard.after(ctx.principal, tool.name, body, { isError: true, failed: (err as Error).message, bytesIn, bytesOut: 0, durationMs: performance.now() - started });
             throw err;
           }
-        },
-      }));
+        }),
+      );
   }
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AuditOutcome, AuditService } from '@stoa/audit';
 import type { Principal } from '@stoa/core';
 import { UpstreamPool, type FastPathHooks, type ForwardOutcome, type RpcBody } from '@stoa/connectors';
+import { isExecuteTool } from '@stoa/mcp';
 import type { GatewaySettings } from './gateway.config';
 import { GATEWAY_SETTINGS } from './gateway.tokens';
 import { RateLimits } from './rate-limits';
@@ -53,7 +54,7 @@ export class Guardrails implements FastPathHooks {
 
   private record(principal: Principal, tool: string, body: RpcBody, outcome: AuditOutcome, decision: string, o: Omit<ForwardOutcome, 'failed'>): void {
     const args = body.params?.arguments ?? {};
-    const code = /^execute_.+_code$/.test(tool) && typeof args.code === 'string' ? args.code : undefined;
+    const code = isExecuteTool(tool) && typeof args.code === 'string' ? args.code : undefined;
     const explicit = typeof args.execution_session_id === 'string' ? args.execution_session_id : typeof args.session_id === 'string' ? args.session_id : undefined;
     this.audit.record({ principal: principal.id, tool, upstream: this.upstream.name, sessionId: explicit ?? o.sessionId ?? null, outcome, decision, durationMs: o.durationMs, bytesIn: o.bytesIn, bytesOut: o.bytesOut, code });
   }

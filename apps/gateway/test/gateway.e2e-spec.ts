@@ -85,6 +85,19 @@ describe('gateway: policy by tool name, domain-function policy in the kernel, au
     expect(r.json.stdout).toContain('still running');
   });
 
+  it("audits the session of a 2025-era client's execute call (the SDK path) as on the fast path", async () => {
+    const erin = await v2Client(gw.mcpUrl, 'legacy', devToken('erin'));
+    let sessionId: unknown;
+    try {
+      sessionId = (await erin.call('execute_demo_code', { code: '1' })).json.session_id;
+    } finally {
+      await erin.close();
+    }
+    const rows = await audit(`principal=${encodeURIComponent('erin@tenant-a')}`);
+    expect(sessionId).toMatch(/^s-/);
+    expect(rows.find((r) => r.tool === 'execute_demo_code')).toMatchObject({ outcome: 'ok', session_id: sessionId });
+  });
+
   it('writes one audit row per call: allowed, denied and failed, code only as a hash', async () => {
     const bob = await v2Client(gw.mcpUrl, 'auto', devToken('bob'));
     try {

@@ -1,8 +1,8 @@
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { Principal } from '@stoa/core';
-import type { Upstream, UpstreamPool } from '@stoa/connectors';
-import { defineTool, RawToolResult, ToolFailure, type ToolContext, type ToolDefinition } from '@stoa/mcp';
+import { proxyTool, relayProgress, type Upstream, type UpstreamPool } from '@stoa/connectors';
+import { defineTool, isExecuteTool, RawToolResult, resultRefs, ToolFailure, type ToolContext, type ToolDefinition } from '@stoa/mcp';
 import { planInputSchema, searchInputSchema, StateGraph, ToolSearch, type Bridge, type DomainCatalog, type SearchConfig } from '@stoa/tools';
 
 /**
@@ -14,45 +14,23 @@ const legacyKernels = new LRUCache<string, string>({ max: 10_000, ttl: 6 * 3_600
 
 /** Every upstream MCP tool, named as the upstream names it, forwarded for the caller (schemas verbatim). */
 export function proxyTools(pool: UpstreamPool): ToolDefinition[] {
-  return pool.tools().map(({ upstream, tool }) => ({
-    name: tool.name,
-    description: tool.description ?? '',
-    input: z.object({}),
-    inputJsonSchema: tool.inputSchema,
-    annotations: tool.annotations,
-    handler: async (args: unknown, ctx: ToolContext) => {
+  return pool.tools().map(({ upstream, tool }) =>
+    proxyTool(tool, async (args: unknown, ctx: ToolContext) => {
       const route = pool.route(tool.name) ?? { upstream };
       const input = { ...((args ?? {}) as Record<string, unknown>) };
-      const key = ctx.transportSessionId && /^execute_.+_code$/.test(tool.name) ? `${ctx.transportSessionId}\u0000${tool.name}` : undefined;
+      const key = ctx.transportSessionId && isExecuteTool(tool.name) ? `${ctx.transportSessionId}\u0000${tool.name}` : undefined;
       let injected = false;
       if (key && input.execution_session_id == null) {
         const known = legacyKernels.get(key);
         if (known) [input.execution_session_id, injected] = [known, true];
       }
-      const result = await pool.call(route.upstream, ctx.principal, tool.name, input, { signal: ctx.signal, onProgress: relay(ctx) });
-      const sid = key ? sessionIdOf(result) : undefined;
+      const result = await pool.call(route.upstream, ctx.principal, tool.name, input, { signal: ctx.signal, onProgress: relayProgress(ctx) });
+      const sid = key ? resultRefs(result).session_id : undefined;
       if (key && sid) legacyKernels.set(key, sid);
       else if (key && injected && result.isError) legacyKernels.delete(key); // the upstream session is gone: the next call starts afresh
       return new RawToolResult(result);
-    },
-  }));
-}
-
-/** `session_id` from an execute result's JSON text, if any. */
-function sessionIdOf(result: Record<string, unknown>): string | undefined {
-  const text = (result.content as { type?: string; text?: string }[] | undefined)?.find((c) => c.type === 'text')?.text;
-  if (!text?.includes('session_id')) return undefined;
-  try {
-    const sid = (JSON.parse(text) as { session_id?: unknown }).session_id;
-    return typeof sid === 'string' ? sid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function relay(ctx: ToolContext): ((p: number, m?: string, t?: number) => void) | undefined {
-  const progress = ctx.progress;
-  return progress ? (p, m, t) => void progress(p, m, t).catch(() => undefined) : undefined;
+    }),
+  );
 }
 
 /** The bridge problems the reference refuses to start with (§8.6), or undefined when all are valid. */

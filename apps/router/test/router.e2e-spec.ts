@@ -62,6 +62,18 @@ describe('router over the demo and science executors (real processes)', () => {
     expect(s.json).toMatchObject({ success: true, stdout: '3\n' });
   });
 
+  it('passes the ids a result names in _meta through, on the fast path and on the SDK path', async () => {
+    const fast = await alice.call('execute_demo_code', { code: '1' });
+    expect(fast.meta?.['stoa/refs']).toEqual({ session_id: fast.json.session_id });
+    const legacy = await v2Client(router.mcpUrl, 'legacy', devToken('alice'));
+    try {
+      const r = await legacy.call('execute_science_code', { code: '1' });
+      expect(r.meta?.['stoa/refs']).toEqual({ session_id: r.json.session_id });
+    } finally {
+      await legacy.close();
+    }
+  });
+
   it('keeps a 2025-era client in one kernel through its MCP session, with the TS v1 and Python clients too', async () => {
     const legacy = await v2Client(router.mcpUrl, 'legacy', devToken('alice'));
     try {

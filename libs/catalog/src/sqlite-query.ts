@@ -1,52 +1,18 @@
-import { spawn } from 'node:child_process';
+import { fork } from 'node:child_process';
+import { join } from 'node:path';
 import { CatalogQueryError, CatalogQueryRefusedError } from './catalog.errors';
 import { ARTIFACTS, ARTIFACTS_FTS } from './catalog.migrations';
+import type { QueryReply, QueryRequest } from './sqlite-query.child';
 
 export type QueryRow = Record<string, unknown>;
 
 /**
- * Runs in a child Node process (plain JavaScript: it is passed to `node -e`). It opens its own read-only
- * better-sqlite3 connection on the database file, refuses statements that return no rows (VACUUM INTO or ATTACH
- * work even on a read-only connection) and statements whose bytecode opens a b-tree of any table but the catalog's
- * (the file also holds sessions and jobs of every user), then fetches at most maxRows rows.
+ * The child module beside this one (`sqlite-query.child.ts`): compiled JavaScript in a build, TypeScript run
+ * through tsx's CommonJS hook when the server runs from source (tests; tsx is a dev dependency).
  */
-const CHILD = String.raw`'use strict';
-const [, modulePath, file] = process.argv;
-const OPEN = new Set(['OpenRead', 'OpenWrite', 'ReopenIdx']);
-const EXPLAIN = /^\s*(?:(?:--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)\s*)*explain\b/i;
-const plain = (row) => {
-  for (const k of Object.keys(row)) if (row[k] instanceof Uint8Array) row[k] = Buffer.from(row[k]).toString('base64');
-  return row;
-};
-process.once('message', (req) => {
-  const reply = (msg) => process.send(msg, () => process.exit(0));
-  let db;
-  try {
-    db = new (require(modulePath))(file, { readonly: true, fileMustExist: true, timeout: 250 });
-    const stmt = db.prepare(req.sql);
-    if (!stmt.reader) return reply({ refused: 'not_a_query' });
-    if (!EXPLAIN.test(req.sql)) {
-      const tables = new Map(db.prepare('SELECT rootpage, tbl_name FROM sqlite_schema WHERE rootpage > 0').raw().all());
-      tables.set(1, 'sqlite_schema');
-      for (const op of db.prepare('EXPLAIN ' + req.sql).all()) {
-        // p3 is the database (0 main, 1 temp, which a fresh connection has empty); p5 & 0x10: p2 is a register.
-        if (!OPEN.has(op.opcode) || op.p3 === 1) continue;
-        const table = op.p3 === 0 && !(op.p5 & 0x10) ? tables.get(op.p2) : undefined;
-        if (!table || !req.allowed.includes(table)) return reply({ refused: 'table', table: table || '(unknown)' });
-      }
-    }
-    const rows = [];
-    for (const row of stmt.iterate()) {
-      rows.push(plain(row));
-      if (rows.length >= req.maxRows) break;
-    }
-    reply({ rows });
-  } catch (err) {
-    reply({ error: String((err && err.message) || err), code: err && err.code });
-  } finally {
-    if (db) db.close();
-  }
-});`;
+const FROM_SOURCE = __filename.endsWith('.ts');
+const CHILD = join(__dirname, FROM_SOURCE ? 'sqlite-query.child.ts' : 'sqlite-query.child.js');
+const CHILD_ARGS = ['--max-old-space-size=256', ...(FROM_SOURCE ? ['--require', require.resolve('tsx/cjs')] : [])];
 
 /**
  * B-trees query_catalog may open on SQLite: the schema, the artifacts and the FTS5 shadow tables. (Virtual tables are
@@ -54,20 +20,11 @@ process.once('message', (req) => {
  */
 const READABLE = ['sqlite_schema', ARTIFACTS, ...['', '_data', '_idx', '_docsize', '_config'].map((s) => ARTIFACTS_FTS + s)];
 
-interface ChildReply {
-  rows?: QueryRow[];
-  refused?: 'not_a_query' | 'table';
-  table?: string;
-  error?: string;
-  code?: string;
-}
-
 /**
  * query_catalog on SQLite: each statement runs in a short-lived child process, so a runaway query (better-sqlite3 is
  * synchronous and cannot be interrupted) is killed at the time limit instead of freezing the server.
  */
 export class SqliteReadOnlyQuery {
-  private readonly modulePath = require.resolve('better-sqlite3');
   private running = 0;
   private readonly waiting: (() => void)[] = [];
 
@@ -89,11 +46,12 @@ export class SqliteReadOnlyQuery {
     }
   }
 
-  private child(sql: string, maxRows: number): Promise<ChildReply | 'timeout'> {
+  private child(sql: string, maxRows: number): Promise<QueryReply | 'timeout'> {
     // Our child needs no loaders or flags a dev shell may have set.
     const env = { ...process.env };
     delete env.NODE_OPTIONS;
-    const child = spawn(process.execPath, ['--max-old-space-size=256', '-e', CHILD, this.modulePath, this.file], {
+    const child = fork(CHILD, [this.file], {
+      execArgv: CHILD_ARGS,
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       env,
     });
@@ -106,7 +64,7 @@ export class SqliteReadOnlyQuery {
       }, this.timeoutMs);
       child.once('message', (m) => {
         clearTimeout(timer);
-        resolve(m as ChildReply);
+        resolve(m as QueryReply);
       });
       child.once('error', (err) => {
         clearTimeout(timer);
@@ -116,20 +74,21 @@ export class SqliteReadOnlyQuery {
         clearTimeout(timer);
         reject(new CatalogQueryError(`The query process ended without an answer (${signal ?? `exit ${code}`}): ${stderr.trim() || 'no output'}`));
       });
-      child.send({ sql, maxRows, allowed: READABLE });
+      const request: QueryRequest = { sql, maxRows, allowed: READABLE };
+      child.send(request);
     });
   }
 }
 
-function result(reply: ChildReply | 'timeout', timeoutMs: number): QueryRow[] {
+function result(reply: QueryReply | 'timeout', timeoutMs: number): QueryRow[] {
   if (reply === 'timeout') throw timedOut(timeoutMs);
-  if (reply.rows) return reply.rows;
-  if (reply.refused === 'not_a_query') {
+  if ('rows' in reply) return reply.rows;
+  if ('refused' in reply) {
+    if (reply.refused === 'table') throw tableRefused(reply.table);
     throw new CatalogQueryRefusedError('query_catalog runs one read-only query that returns rows (SELECT …, WITH … SELECT …); this statement returns none.');
   }
-  if (reply.refused === 'table') throw tableRefused(reply.table ?? '(unknown)');
-  if (reply.code?.startsWith('SQLITE_READONLY')) throw writeRefused(reply.error ?? '');
-  throw new CatalogQueryError(`Query failed: ${reply.error ?? 'unknown error'}. ${SCHEMA_HINT}`);
+  if (reply.code?.startsWith('SQLITE_READONLY')) throw writeRefused(reply.error);
+  throw new CatalogQueryError(`Query failed: ${reply.error}. ${SCHEMA_HINT}`);
 }
 
 export const SCHEMA_HINT = `query_catalog runs one read-only SELECT over ${ARTIFACTS}(id, name, storage_uri, description, domain, source_type, content_type, size_bytes, indexed_at).`;

@@ -82,7 +82,7 @@ async function forward(pool: UpstreamPool, upstream: Upstream, req: RawRequest, 
   res.once('close', () => res.writableFinished || ac.abort()); // the caller went away: cancel upstream
   try {
     const r = await pool.forward(upstream, principal, raw, req.headers, res, ac.signal, hooks.headers);
-    hooks.after?.(principal, tool, body, { ...r, bytesIn, durationMs: performance.now() - started });
+    hooks.after?.(principal, tool, body, { isError: r.isError, bytesIn, bytesOut: r.bytesOut, durationMs: performance.now() - started, sessionId: r.refs.session_id });
   } catch (err) {
     const failed = ac.signal.aborted ? 'cancelled by the caller' : (err as Error).message;
     hooks.after?.(principal, tool, body, { isError: true, failed, bytesIn, bytesOut: 0, durationMs: performance.now() - started });

@@ -9,6 +9,8 @@ export { UpstreamPool, type UpstreamToolResult } from './upstream-pool';
 export { exposed, globToRegExp, parseCatalog, type McpToolInfo, type UpstreamCatalog } from './catalog';
 /** Keep-alive HTTP to an upstream (fast-path forwarding, JSON-RPC calls). */
 export { MODERN, UpstreamHttp, UpstreamHttpError, type ForwardResult, type RpcMessage } from './upstream-http';
+/** Upstream tools as a connector serves them (schema verbatim), and progress relayed from upstream calls. */
+export { proxyTool, relayProgress } from './proxy-tool';
 /** The connectors' hot path: 2026-07-28 tool calls streamed to their upstream, with policy hooks. */
 export { connectorFastPath, type FastPathHooks, type ForwardOutcome, type RpcBody } from './fast-path';
 /** How a connector authenticates to each upstream (passthrough, obo, client_credentials, none). */

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { createParser } from 'eventsource-parser';
 import { Pool } from 'undici';
+import { resultRefs, type ResultRefs } from '@stoa/mcp';
 import { upstreamUrls } from './upstream-url';
 
 /** The 2026-07-28 revision we speak to upstreams. */
@@ -74,14 +75,16 @@ export class UpstreamHttp {
     res.writeHead(r.statusCode, { ...back, 'x-accel-buffering': 'no' });
     res.flushHeaders();
     let bytes = 0;
-    let tail = '';
+    let last: string | undefined; // the response is the stream's last event (progress comes before it)
+    const parser = createParser({ onEvent: (e) => (last = e.data) });
+    const decoder = new TextDecoder();
     for await (const chunk of r.body) {
       bytes += (chunk as Buffer).length;
-      tail = (tail + (chunk as Buffer).toString('utf8')).slice(-20_000); // the final result is the last event
+      parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
       if (!res.write(chunk as Buffer)) await new Promise<void>((resolve) => res.once('drain', () => resolve()));
     }
     res.end();
-    return outcomeOf(r.statusCode, tail, bytes);
+    return outcomeOf(r.statusCode, last, bytes);
   }
 
   /**
@@ -134,19 +137,28 @@ export class UpstreamHttp {
   }
 }
 
-/** What a forwarded call came to (for audit): bytes relayed, a tool error, the result's session id. */
+/** What a forwarded call came to (for audit and routing): bytes relayed, a tool error, the ids the result names. */
 export interface ForwardResult {
   isError: boolean;
   bytesOut: number;
-  sessionId?: string;
-  /** job_id / batch_id a result created (connectors remember which upstream owns it). */
-  jobId?: string;
+  /** Session, job and batch ids from the result's `_meta` (connectors remember which upstream owns a job). */
+  refs: ResultRefs;
 }
 
-function outcomeOf(status: number, text: string, bytesOut: number): ForwardResult {
-  const sessionId = /\\"session_id\\": \\"([^\\"]+)\\"/.exec(text)?.[1];
-  const jobId = /\\"(?:job_id|batch_id)\\": \\"([^\\"]+)\\"/.exec(text)?.[1];
-  return { isError: status >= 400 || text.includes('"isError":true') || text.includes('"error":{'), bytesOut, sessionId, jobId };
+function outcomeOf(status: number, text: string | undefined, bytesOut: number): ForwardResult {
+  const message = parseMessage(text);
+  const result = message?.result;
+  return { isError: status >= 400 || message?.error !== undefined || result?.isError === true, bytesOut, refs: resultRefs(result) };
+}
+
+function parseMessage(text: string | undefined): RpcMessage | undefined {
+  if (!text) return undefined;
+  try {
+    const m = JSON.parse(text) as unknown;
+    return m && typeof m === 'object' ? (m as RpcMessage) : undefined;
+  } catch {
+    return undefined; // not JSON-RPC (an HTTP error page): only the status tells
+  }
 }
 
 /** An upstream answered with an HTTP failure instead of JSON-RPC. */

@@ -1,10 +1,10 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { InvalidInputError, isPyIdentifier, pyRepr } from '@stoa/core';
 import { JobStatus } from '@stoa/jobs';
 import { KernelService } from '@stoa/kernel';
-import { EXECUTION_SETTINGS, ExecutionService, type ExecutionSettings } from './execution.service';
+import { CellRunner } from './cell-runner';
 import type { ExecuteResult } from './execution.types';
-import { emptyResult, shapeResult } from './result-shape';
+import { emptyResult } from './result-shape';
 
 /** Validates parallel_execute inputs (reference §5.1, plus a size cap) and returns each item's code. */
 export function batchItemCodes(code: string, inputs: unknown, resultVariable: string, maxInputs: number): string[] {
@@ -48,9 +48,8 @@ export interface BatchItemOutcome {
 @Injectable()
 export class BatchRunner {
   constructor(
-    @Inject(EXECUTION_SETTINGS) private readonly settings: ExecutionSettings,
     private readonly kernels: KernelService,
-    private readonly execution: ExecutionService,
+    private readonly cells: CellRunner,
   ) {}
 
   async run(item: BatchItem, signal: AbortSignal, onOutput: (stream: 'stdout' | 'stderr', text: string) => void): Promise<BatchItemOutcome> {
@@ -64,8 +63,8 @@ export class BatchRunner {
         return { status: JobStatus.cancelled, result: { ...emptyResult(), description: '', session_id: item.sessionId, error: 'cancelled' }, payload: null, error: 'cancelled' };
       }
       await kernel.assign({ USER_IDENTITY: item.owner, STOA_SESSION_ID: item.sessionId });
-      const run = await this.execution.runCell(item.owner, kernel, dirs, item.code, { timeoutMs: item.timeoutS * 1000, graceMs: this.settings.interruptGraceMs, captureChars: this.execution.captureChars(), screen: this.kernels.screenOptions, policy: item.policy, onOutput });
-      const shaped = { ...shapeResult(run, item.timeoutS, this.execution.captureChars(), this.settings.interruptGraceMs), description: '', session_id: item.sessionId };
+      const run = await this.cells.run(item.owner, kernel, dirs, item.code, { timeoutS: item.timeoutS, policy: item.policy, onOutput });
+      const shaped = { ...this.cells.shape(run, item.timeoutS).result, description: '', session_id: item.sessionId };
       if (signal.aborted) return { status: JobStatus.cancelled, result: shaped, payload: null, error: 'cancelled' };
       const captured = shaped.success && item.resultVariable ? await kernel.capture(item.resultVariable, 10_000) : undefined;
       return { status: shaped.success ? JobStatus.completed : JobStatus.failed, result: shaped, payload: captured?.value ?? null, error: shaped.success ? null : shaped.error };

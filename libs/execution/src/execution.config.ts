@@ -26,6 +26,20 @@ export const executionConfigSchema = z
   .prefault({});
 export type ExecutionConfig = z.output<typeof executionConfigSchema>;
 
+/** What the execution service needs from config. */
+export interface ExecutionSettings {
+  serverName: string;
+  mode: 'sync' | 'async_only' | 'adaptive';
+  promotionThresholdS: number;
+  defaultTimeoutS: number;
+  maxTimeoutS: number;
+  truncationThreshold: number;
+  interruptGraceMs: number;
+  /** Largest cell in UTF-8 bytes (`execution.max_code_bytes`; default 1 MiB). */
+  maxCodeBytes?: number;
+}
+export const EXECUTION_SETTINGS = Symbol('EXECUTION_SETTINGS');
+
 export const DEFAULT_TRUNCATION_THRESHOLD = 50_000;
 
 /**

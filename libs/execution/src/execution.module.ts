@@ -1,6 +1,8 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { BatchRunner } from './batch-runner';
-import { EXECUTION_SETTINGS, ExecutionService, type ExecutionSettings } from './execution.service';
+import { CellRunner } from './cell-runner';
+import { EXECUTION_SETTINGS, type ExecutionSettings } from './execution.config';
+import { ExecutionService } from './execution.service';
 
 /** The execute pipeline; needs SessionModule in the app. */
 @Module({})
@@ -9,7 +11,7 @@ export class ExecutionModule {
     return {
       module: ExecutionModule,
       global: true,
-      providers: [{ provide: EXECUTION_SETTINGS, useValue: settings }, ExecutionService, BatchRunner],
+      providers: [{ provide: EXECUTION_SETTINGS, useValue: settings }, CellRunner, ExecutionService, BatchRunner],
       exports: [ExecutionService, BatchRunner],
     };
   }

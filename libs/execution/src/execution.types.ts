@@ -1,4 +1,6 @@
+import type { Principal } from '@stoa/core';
 import type { ToolCallRecord } from '@stoa/kernel';
+import type { SessionRuntime } from '@stoa/sessions';
 
 /** Arguments of `execute_{name}_code`. */
 export interface ExecuteInput {
@@ -52,4 +54,14 @@ export interface JobHandle {
   description?: string;
   poll_tool: string;
   message: string;
+}
+
+/** An execute call placed in its session, as the inline and background runners take it. */
+export interface ExecuteCall {
+  principal: Principal;
+  runtime: SessionRuntime;
+  code: string;
+  timeoutS: number;
+  description: string;
+  origin: ExecuteOrigin;
 }

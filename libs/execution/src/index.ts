@@ -1,7 +1,7 @@
 /** `execution:` config schema, truncation threshold rules, env overrides. */
-export { DEFAULT_TRUNCATION_THRESHOLD, EXECUTION_ENV, MAX_CAPTURE_CHARS, checkTimeouts, executionConfigSchema, resolveTruncationThreshold, type ExecutionConfig } from './execution.config';
+export { DEFAULT_TRUNCATION_THRESHOLD, EXECUTION_ENV, EXECUTION_SETTINGS, MAX_CAPTURE_CHARS, checkTimeouts, executionConfigSchema, resolveTruncationThreshold, type ExecutionConfig, type ExecutionSettings } from './execution.config';
 /** The execute pipeline. */
-export { EXECUTION_SETTINGS, ExecutionService, type ExecutionSettings } from './execution.service';
+export { ExecutionService } from './execution.service';
 /** Nest module. */
 export { ExecutionModule } from './execution.module';
 /** Output truncation (reference §1.2.1). */

@@ -6,6 +6,8 @@ export { defineTool, integer, RawToolResult, TaskCreated, ToolFailure, type McpS
 export { TASKS_EXTENSION } from './tasks';
 /** Handler value / error → MCP tool result. */
 export { errorToToolResult, taskWire, toToolResult } from './tool-result';
+/** Ids a tool result refers to (session, job, batch) in its `_meta`, and the code-tool name rule. */
+export { isExecuteTool, RESULT_REFS_META, resultRefs, withRefs, type ResultRefs } from './result-refs';
 /** Tools as tools/list shows them (for GET /catalog). */
 export { listedTools, type ListedTool } from './listed-tools';
 /** Requests refused before the SDK (HTTP method, Content-Type, unbounded names and ids). */

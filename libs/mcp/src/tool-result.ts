@@ -2,19 +2,21 @@ import { Logger } from '@nestjs/common';
 import { isAppError } from '@stoa/core';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { RawToolResult, TaskCreated, ToolFailure, type TaskView } from './mcp.types';
+import { refsOfValue, withRefs } from './result-refs';
 
 const logger = new Logger('McpTools');
 
 /**
  * A handler's value as a tool result: strings stay text, everything else is JSON (indent 2) as the reference does;
- * a {@link ToolFailure} is the same JSON flagged `isError`.
+ * a {@link ToolFailure} is the same JSON flagged `isError`. The value's session, job and batch ids also go in
+ * `_meta` ({@link withRefs}) so connectors never parse the text.
  */
 export function toToolResult(value: unknown): CallToolResult {
   if (value instanceof RawToolResult) return value.result as CallToolResult;
-  if (value instanceof ToolFailure) return { content: [{ type: 'text', text: JSON.stringify(value.body, null, 2) }], isError: true };
+  if (value instanceof ToolFailure) return withRefs<CallToolResult>({ content: [{ type: 'text', text: JSON.stringify(value.body, null, 2) }], isError: true }, refsOfValue(value.body));
   if (value instanceof TaskCreated) return { resultType: 'task', ...taskWire(value.task) } as unknown as CallToolResult;
   const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
-  return { content: [{ type: 'text', text }] };
+  return withRefs<CallToolResult>({ content: [{ type: 'text', text }] }, refsOfValue(value));
 }
 
 /**

@@ -17,6 +17,12 @@ describe('SessionIdCodec', () => {
     expect(new SessionIdCodec('x', 'z'.repeat(32)).replicaOf(codec.mint())).toBeUndefined();
     expect(codec.replicaOf('garbage')).toBeUndefined();
   });
+  it('reads the replica an id claims without the key, and nothing from a malformed id', () => {
+    const id = new SessionIdCodec('executor-1', 'k'.repeat(32)).mint();
+    expect(SessionIdCodec.claimedReplicaOf(id)).toBe('executor-1');
+    expect(SessionIdCodec.claimedReplicaOf('garbage')).toBeUndefined();
+    expect(SessionIdCodec.claimedReplicaOf('x-abc.ZXhlY3V0b3ItMQ.sig')).toBeUndefined();
+  });
   it('never repeats an id', () => {
     const codec = new SessionIdCodec('r');
     const ids = new Set(Array.from({ length: 1000 }, () => codec.mint()));

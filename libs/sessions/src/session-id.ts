@@ -22,10 +22,24 @@ export class SessionIdCodec {
 
   /** The replica named by a valid id, else undefined. */
   replicaOf(id: string): string | undefined {
-    const parts = id.split('.');
-    if (parts.length !== 3 || !parts[0]?.startsWith('s-')) return undefined;
-    const [rand, replica, sig] = parts as [string, string, string];
-    if (!verifySignature(this.key, `${rand}.${replica}`, sig)) return undefined;
-    return Buffer.from(replica, 'base64url').toString();
+    const parts = splitId(id);
+    if (!parts || !verifySignature(this.key, `${parts.rand}.${parts.replica}`, parts.sig)) return undefined;
+    return Buffer.from(parts.replica, 'base64url').toString();
   }
+
+  /**
+   * The replica an id claims, its signature unchecked: a routing hint for a dispatcher that does not hold the
+   * pool's key (the owning executor still checks the id and the caller).
+   */
+  static claimedReplicaOf(id: string): string | undefined {
+    const parts = splitId(id);
+    return parts && Buffer.from(parts.replica, 'base64url').toString();
+  }
+}
+
+function splitId(id: string): { rand: string; replica: string; sig: string } | undefined {
+  const parts = id.split('.');
+  if (parts.length !== 3 || !parts[0]?.startsWith('s-')) return undefined;
+  const [rand, replica, sig] = parts as [string, string, string];
+  return { rand, replica, sig };
 }

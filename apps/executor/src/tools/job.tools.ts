@@ -93,7 +93,7 @@ export function jobTools(name: string, jobs: JobService, sessions: SessionServic
         const items = codes.map((itemCode) => {
           const sessionId = sessions.ids.mint();
           const data: BatchItemData = { owner: ctx.principal.id, sessionId, code: itemCode, timeoutS, resultVariable: result_variable, policy: ctx.functionPolicy };
-          return { sessionId, data: data as unknown as Record<string, unknown> };
+          return { sessionId, data };
         });
         const { batch, jobs: created } = await jobs.createBatch(ctx.principal.id, parentId, result_variable, items);
         return { batch_id: batch.id, jobs: created.map((j) => ({ job_id: j.id, session_id: j.sessionId, status: 'running', input_index: j.inputIndex })) };
