@@ -47,13 +47,14 @@ export function installHttpBasics(app: NestExpressApplication, opts: HttpBasicsO
       if (err) return refuseBody(req, res, err, opts.maxBodyBytes);
       if (!Buffer.isBuffer(req.body)) return next(); // not JSON: left to the route (415 at /mcp)
       const buf = req.body;
-      req.rawBody = buf;
       if (!buf.length) {
+        req.rawBody = buf;
         req.body = {};
         return next();
       }
       parseJsonBody(buf, maxDepth).then(
-        (value) => {
+        ({ value, bytes }) => {
+          req.rawBody = bytes;
           req.body = value;
           next();
         },

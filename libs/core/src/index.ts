@@ -19,4 +19,4 @@ export { probe, runReadiness, type CheckResult, type ReadinessCheck } from './re
 /** Untrusted input in messages and logs (bounded echoes), JSON nesting bounds. */
 export { clip, ECHO_CHARS, jsonNestsDeeper, kindOf } from './untrusted';
 /** JSON request bodies: nesting bound, large bodies parsed off the event loop. */
-export { JsonBodyError, OFF_LOOP_BYTES, parseJsonBody } from './json-parse';
+export { JsonBodyError, OFF_LOOP_BYTES, parseJsonBody, type ParsedBody } from './json-parse';

@@ -15,15 +15,21 @@ export class JsonBodyError extends Error {
   }
 }
 
+/** A parsed body and its raw bytes (`buf` itself, or the same bytes back from the parser thread: use these). */
+export interface ParsedBody {
+  value: unknown;
+  bytes: Buffer;
+}
+
 /**
  * Parses a JSON request body (object or array at the top, as a JSON-RPC message is) with a nesting bound.
  * Small bodies parse inline; large ones (a 10 MB code cell or a 10 MB tool name) on one shared worker thread —
  * decoding and parsing 10 MB takes a few hundred ms on a busy machine, which would stall every other request.
  */
-export async function parseJsonBody(buf: Buffer, maxDepth: number): Promise<unknown> {
+export async function parseJsonBody(buf: Buffer, maxDepth: number): Promise<ParsedBody> {
   if (buf.length >= OFF_LOOP_BYTES) return offLoop().parse(buf, maxDepth);
   try {
-    return parseJsonText(buf, maxDepth);
+    return { value: parseJsonText(buf, maxDepth), bytes: buf };
   } catch (err) {
     throw asBodyError(err as Error & { type?: string });
   }
@@ -33,7 +39,7 @@ function asBodyError(err: { message: string; type?: string }): JsonBodyError {
   return new JsonBodyError(err.message, err.type === 'entity.too.deep' ? 'entity.too.deep' : 'entity.parse.failed');
 }
 
-type Reply = { id: number; value?: unknown; error?: string; type?: JsonBodyError['type'] };
+type Reply = { id: number; value?: unknown; raw?: ArrayBuffer; error?: string; type?: JsonBodyError['type'] };
 
 /** One lazily started worker thread that parses bodies in turn (unref'd: it never keeps the process alive). */
 class OffLoopParser {
@@ -49,7 +55,7 @@ class OffLoopParser {
       const w = this.waiting.get(r.id);
       this.waiting.delete(r.id);
       if (r.error !== undefined) w?.reject(asBodyError({ message: r.error, type: r.type }));
-      else w?.resolve(r.value);
+      else w?.resolve({ value: r.value, bytes: Buffer.from(r.raw!) });
     });
     this.worker.on('error', (err) => this.failAll(err));
     this.worker.on('exit', () => {
@@ -58,11 +64,15 @@ class OffLoopParser {
     });
   }
 
-  parse(buf: Buffer, maxDepth: number): Promise<unknown> {
+  parse(buf: Buffer, maxDepth: number): Promise<ParsedBody> {
     const id = ++this.seq;
     return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      this.worker.postMessage({ id, buf, maxDepth }); // copied: the caller keeps the raw bytes (connectors forward them)
+      this.waiting.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      // A body that owns its whole ArrayBuffer (any large one: Buffer.concat allocates it) travels to the thread
+      // and back without a copy; the caller gets the same bytes back as `bytes` (connectors forward them).
+      const owned = buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength;
+      const raw = owned ? buf.buffer : new Uint8Array(buf).buffer;
+      this.worker.postMessage({ id, raw, maxDepth }, [raw as ArrayBuffer]);
     });
   }
 
@@ -74,9 +84,10 @@ class OffLoopParser {
 
 const WORKER_MAIN = `
 const { parentPort } = require('node:worker_threads');
-parentPort.on('message', ({ id, buf, maxDepth }) => {
+parentPort.on('message', ({ id, raw, maxDepth }) => {
   try {
-    parentPort.postMessage({ id, value: parseJsonText(Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength), maxDepth) });
+    const value = parseJsonText(Buffer.from(raw), maxDepth);
+    parentPort.postMessage({ id, value, raw }, [raw]);
   } catch (err) {
     parentPort.postMessage({ id, error: err.message, type: err.type });
   }

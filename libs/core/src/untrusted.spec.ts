@@ -46,14 +46,17 @@ describe('jsonNestsDeeper', () => {
 
 describe('parseJsonBody', () => {
   it('parses a small body inline and refuses a scalar or too deep one with the reason', async () => {
-    expect(await parseJsonBody(Buffer.from('{"a":[1]}'), 10)).toEqual({ a: [1] });
+    expect((await parseJsonBody(Buffer.from('{"a":[1]}'), 10)).value).toEqual({ a: [1] });
     await expect(parseJsonBody(Buffer.from('5'), 10)).rejects.toMatchObject({ status: 400, type: 'entity.parse.failed' });
     await expect(parseJsonBody(Buffer.from(nestedText(20)), 10)).rejects.toMatchObject({ status: 400, type: 'entity.too.deep', message: 'JSON nested deeper than 10 levels' });
   });
 
   it('parses a large body on the worker thread with the same rules', async () => {
     const name = 'a'.repeat(OFF_LOOP_BYTES * 4);
-    expect(await parseJsonBody(Buffer.from(JSON.stringify({ params: { name } })), 10)).toEqual({ params: { name } });
+    const body = Buffer.from(JSON.stringify({ params: { name } }));
+    const parsed = await parseJsonBody(Buffer.from(body), 10);
+    expect(parsed.value).toEqual({ params: { name } });
+    expect(parsed.bytes.equals(body)).toBe(true); // the raw bytes come back from the thread intact
     await expect(parseJsonBody(Buffer.from(`{"pad":"${name}","x":${nestedText(20)}}`), 10)).rejects.toMatchObject({ type: 'entity.too.deep' });
     await expect(parseJsonBody(Buffer.from(`{"pad":"${name}",}`), 10)).rejects.toMatchObject({ type: 'entity.parse.failed' });
   });
