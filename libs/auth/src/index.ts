@@ -4,6 +4,8 @@ export { noopPrincipal, noopToken } from './noop-auth';
 export { allowedHostsFor, isLoopback, refuseOpenNoopBind, unauthenticatedRemoteRefusal } from './bind';
 /** `auth:` config schema, env overrides and resolved Entra settings. */
 export { AUTH_ENV, authConfigSchema, entraSettings, type AuthConfig, type EntraSettings } from './auth.config';
+/** The HTTP status of each AppError kind, for transports with their own body shape. */
+export { HTTP_STATUS } from './http-error.filter';
 /** Auth errors (401 with challenge, 403). */
 export { ForbiddenError, UnauthenticatedError } from './auth.errors';
 /** Entra ID access-token validation (jose, JWKS from OIDC metadata). */

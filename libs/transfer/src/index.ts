@@ -23,8 +23,10 @@ export * from './blob-store';
 export { TransferRuntime } from './transfer.runtime';
 export { SendService, type SendInput, type SendResult } from './send.service';
 export { sendTool } from './send.tool';
-export { ReceiveService, maxReceiveBodyBytes, type ReceiveAnswer } from './receive.service';
-export { BodyError, TransferBodyParser, type ParsedTransferBody } from './transfer-body';
+export { ReceiveService, maxReceiveBodyBytes, type ReceivedObject } from './receive.service';
+/** Refusals of the receive endpoint (the reference's messages; the controller maps their kinds to statuses). */
+export * from './receive.errors';
+export { TransferBodyParser, type ParsedTransferBody } from './transfer-body';
 export { TransferLog, type RecordFilter, type TransferEvent } from './transfer-log.service';
 export { ArtifactEntity, TransferEntity } from './transfer.entities';
 export { TRANSFER_MIGRATIONS } from './transfer.migrations';

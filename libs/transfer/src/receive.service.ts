@@ -2,23 +2,37 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { isPyIdentifier, type Principal } from '@stoa/core';
+import { isAppError, isPyIdentifier, type Principal } from '@stoa/core';
+import { giveToKernel } from '@stoa/kernel';
 import { SessionService, type SessionRuntime } from '@stoa/sessions';
 import { asSerializer } from './code-inputs';
-import { giveToKernel } from '@stoa/kernel';
 import { kernelDir } from './kernel-files';
+import {
+  ObjectImportError,
+  ReceiveCapacityError,
+  ReceiveForbiddenError,
+  ReceiveSessionBusyError,
+  ReceiveTargetNotFoundError,
+  ReceiveUnauthenticatedError,
+  TransferBodyError,
+  TransferTooLargeError,
+} from './receive.errors';
 import { TransferLog } from './transfer-log.service';
-import { BodyError, type ParsedTransferBody, TransferBodyParser } from './transfer-body';
+import { type ParsedTransferBody, TransferBodyParser } from './transfer-body';
 import { TRANSFER_SETTINGS, type TransferSettings } from './transfer.settings';
 
-/** An HTTP answer of the receive endpoint (reference §6.5). */
-export interface ReceiveAnswer {
-  status: number;
-  body: Record<string, unknown>;
+/** The answer of a successful receipt (reference §6.5). */
+export interface ReceivedObject {
+  success: true;
+  variable_name: string;
+  session_id: string;
+  size_bytes: number;
+  serializer: 'pickle' | 'cloudpickle' | 'dill';
 }
 
 const MAX_CONCURRENT_RECEIVES = 4;
-const fail = (status: number, error: string, extra: Record<string, unknown> = {}): ReceiveAnswer => ({ status, body: { success: false, error, ...extra } });
+const MODULE_HINT =
+  "The receiving kernel lacks a module the object was defined in (or the serializer). Send a portable representation instead — plain dicts/lists, numpy arrays, DataFrames, or a file via the user/local/blob destinations — or install the module in this server's environment.";
 
 /** Largest body the endpoint reads: the base64 of the cap plus the JSON around it. */
 export function maxReceiveBodyBytes(maxObjectBytes: number): number {
@@ -41,55 +55,58 @@ export class ReceiveService {
 
   private active = 0;
 
-  /** A receive slot (release with the returned function), or undefined when MAX_CONCURRENT_RECEIVES are in flight. */
-  acquire(): (() => void) | undefined {
-    if (this.active >= MAX_CONCURRENT_RECEIVES) return undefined;
-    this.active++;
-    let released = false;
-    return () => {
-      if (!released) this.active--;
-      released = true;
-    };
-  }
-
+  /** Largest body `receive` reads; a request that declares more can be refused before its body is read. */
   get maxBodyBytes(): number {
     return maxReceiveBodyBytes(this.settings.config.max_object_bytes);
   }
 
   /**
    * Reads a body as it streams in (the base64 is decoded straight into a file; at most `maxBodyBytes`), then
-   * validates and loads it into the target session's kernel. The temporary file is always removed.
+   * validates and loads it into the target session's kernel. Refusals are AppErrors carrying the reference's
+   * messages; only MAX_CONCURRENT_RECEIVES run at once. The temporary file is always removed.
    */
-  async receive(principal: Principal | undefined, body: AsyncIterable<Buffer>): Promise<ReceiveAnswer> {
+  async receive(principal: Principal | undefined, body: AsyncIterable<Buffer>): Promise<ReceivedObject> {
+    // Each receipt decodes to disk and then occupies a kernel: only a few at once per process.
+    if (this.active >= MAX_CONCURRENT_RECEIVES) throw new ReceiveCapacityError();
+    this.active++;
     const incoming = join(this.settings.dataDir, 'inbox', '.receiving');
-    await mkdir(incoming, { recursive: true, mode: 0o700 });
     const file = join(incoming, `recv-${randomBytes(8).toString('hex')}.pkl`);
-    const parser = new TransferBodyParser(file, this.settings.config.max_object_bytes);
     try {
-      let parsed: ParsedTransferBody;
-      try {
-        for await (const chunk of body) await parser.write(chunk);
-        parsed = await parser.end();
-      } catch (err) {
-        await parser.abort();
-        if (err instanceof BodyError) return fail(err.status, err.message);
-        throw err;
-      }
-      return await this.accept(principal, parsed, file);
+      await mkdir(incoming, { recursive: true, mode: 0o700 });
+      return await this.accept(principal, await this.read(body, file), file);
     } finally {
+      this.active--;
       await rm(file, { force: true });
     }
   }
 
-  private async accept(principal: Principal | undefined, parsed: ParsedTransferBody, file: string): Promise<ReceiveAnswer> {
+  /** The envelope's fields, its `data` decoded into `file`; more than `maxBodyBytes` is refused as it arrives. */
+  private async read(body: AsyncIterable<Buffer>, file: string): Promise<ParsedTransferBody> {
+    const parser = new TransferBodyParser(file, this.settings.config.max_object_bytes);
+    const max = this.maxBodyBytes;
+    let size = 0;
+    try {
+      for await (const chunk of body) {
+        size += chunk.length;
+        if (size > max) throw new TransferTooLargeError('Payload exceeds maximum transfer size');
+        await parser.write(chunk);
+      }
+      return await parser.end();
+    } catch (err) {
+      await parser.abort();
+      throw err;
+    }
+  }
+
+  private async accept(principal: Principal | undefined, parsed: ParsedTransferBody, file: string): Promise<ReceivedObject> {
     const body = parsed.fields;
     const name = body.variable_name;
-    if (typeof name !== 'string' || !parsed.dataIsString) return fail(400, "'variable_name' and 'data' must be strings");
-    if (!name || !parsed.dataChars) return fail(400, "Missing required fields: 'variable_name' and 'data'");
-    if (!isPyIdentifier(name)) return fail(400, `Invalid Python variable name: '${name}'`);
-    if (parsed.base64Error) return fail(400, parsed.base64Error);
+    if (typeof name !== 'string' || !parsed.dataIsString) throw new TransferBodyError("'variable_name' and 'data' must be strings");
+    if (!name || !parsed.dataChars) throw new TransferBodyError("Missing required fields: 'variable_name' and 'data'");
+    if (!isPyIdentifier(name)) throw new TransferBodyError(`Invalid Python variable name: '${name}'`);
+    if (parsed.base64Error) throw new TransferBodyError(parsed.base64Error);
     const size = parsed.decodedBytes;
-    if (!principal) return fail(401, 'Authentication required');
+    if (!principal) throw new ReceiveUnauthenticatedError();
     const meta = (body.metadata && typeof body.metadata === 'object' ? body.metadata : {}) as Record<string, unknown>;
     const source = typeof meta.source_server === 'string' ? meta.source_server : 'unknown';
     const transferId = typeof meta.transfer_id === 'string' ? meta.transfer_id.slice(0, 40) : `in-${randomBytes(8).toString('hex')}`;
@@ -98,33 +115,41 @@ export class ReceiveService {
     const sid = typeof body.session_id === 'string' && body.session_id ? body.session_id : undefined;
 
     const target = this.target(principal, sid);
-    if ('status' in target) return target;
     const started = performance.now();
-    const answer = await this.inject(target, name, file, size, serializer);
-    this.log.transfer({
-      id: transferId, owner: principal.id, direction: 'in', kind: 'peer', peer: source.slice(0, 200), sessionId: target.record.id, dataRef: name, name,
-      sizeBytes: size, serializer: typeof answer.body.serializer === 'string' ? answer.body.serializer : null, success: answer.status === 200,
-      error: answer.status === 200 ? null : String(answer.body.error), remoteUri: null, durationMs: Math.round(performance.now() - started),
-    });
-    const event = { type: 'object_received', server: this.settings.serverName, transfer_id: transferId, variable_name: name, source_server: source, session_id: target.record.id, size_bytes: size, success: answer.status === 200 };
-    if (answer.status === 200) this.logger.log(event, 'object_received');
-    else this.logger.warn({ ...event, error: answer.body.error }, 'object_received');
-    return answer;
+    let error: string | null = null;
+    try {
+      return await this.inject(target, name, file, size, serializer);
+    } catch (err) {
+      error = isAppError(err) ? err.message : String(err);
+      throw err;
+    } finally {
+      this.log.transfer({
+        id: transferId, owner: principal.id, direction: 'in', kind: 'peer', peer: source.slice(0, 200), sessionId: target.record.id, dataRef: name, name,
+        sizeBytes: size, serializer: error ? null : serializer, success: !error, error, remoteUri: null, durationMs: Math.round(performance.now() - started),
+      });
+      const event = { type: 'object_received', server: this.settings.serverName, transfer_id: transferId, variable_name: name, source_server: source, session_id: target.record.id, size_bytes: size, success: !error };
+      if (!error) this.logger.log(event, 'object_received');
+      else this.logger.warn({ ...event, error }, 'object_received');
+    }
   }
 
   /** The session to load into: the named one (the caller's), else the caller's oldest live session. */
-  private target(principal: Principal, sid: string | undefined): SessionRuntime | ReceiveAnswer {
-    if (!sid) return this.sessions.list(principal)[0] ?? fail(404, 'No active session found to receive the object');
+  private target(principal: Principal, sid: string | undefined): SessionRuntime {
+    if (!sid) {
+      const oldest = this.sessions.list(principal)[0];
+      if (!oldest) throw new ReceiveTargetNotFoundError(undefined);
+      return oldest;
+    }
     const own = this.sessions.find(principal, sid);
     if (own) return own;
     // The reference answers another user's session with 403 (the issue's contract); unknown ids with 404.
-    if (this.sessions.isLive(sid)) return fail(403, 'Not authorized to write to this session');
-    return fail(404, `Session '${sid}' not found`);
+    if (this.sessions.isLive(sid)) throw new ReceiveForbiddenError();
+    throw new ReceiveTargetNotFoundError(sid);
   }
 
-  private async inject(runtime: SessionRuntime, name: string, received: string, size: number, serializer: 'pickle' | 'cloudpickle' | 'dill'): Promise<ReceiveAnswer> {
+  private async inject(runtime: SessionRuntime, name: string, received: string, size: number, serializer: ReceivedObject['serializer']): Promise<ReceivedObject> {
     // Never wait behind a running cell: the sender would time out while the object still lands later.
-    if (runtime.busyJob || runtime.lock.pending > 0) return fail(409, `Session '${runtime.record.id}' is busy running code${runtime.busyJob ? ` (job ${runtime.busyJob})` : ''}; send again when it has finished.`);
+    if (runtime.busyJob || runtime.lock.pending > 0) throw new ReceiveSessionBusyError(runtime.record.id, runtime.busyJob);
     let path: string | undefined;
     try {
       return await runtime.lock.runExclusive(async () => {
@@ -134,16 +159,12 @@ export class ReceiveService {
         await giveToKernel(path, runtime.dirs);
         const r = await kernel.load(name, path, serializer, this.settings.config.kernel_timeout_seconds * 1000);
         this.sessions.touch(runtime);
-        if (!r.ok) {
-          const hint = /ModuleNotFoundError/.test(r.error)
-            ? { hint: 'The receiving kernel lacks a module the object was defined in (or the serializer). Send a portable representation instead — plain dicts/lists, numpy arrays, DataFrames, or a file via the user/local/blob destinations — or install the module in this server\'s environment.' }
-            : {};
-          return fail(500, `Kernel injection failed: ${r.error}`, hint);
-        }
-        return { status: 200, body: { success: true, variable_name: name, session_id: runtime.record.id, size_bytes: size, serializer } };
+        if (!r.ok) throw new ObjectImportError(`Kernel injection failed: ${r.error}`, /ModuleNotFoundError/.test(r.error) ? { hint: MODULE_HINT } : {});
+        return { success: true, variable_name: name, session_id: runtime.record.id, size_bytes: size, serializer };
       });
     } catch (err) {
-      return fail(500, `Failed to import object: ${(err as Error).message}`);
+      if (err instanceof ObjectImportError) throw err;
+      throw new ObjectImportError(`Failed to import object: ${(err as Error).message}`, {}, { cause: err });
     } finally {
       if (path) await rm(path, { force: true });
     }

@@ -1,15 +1,10 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
-
-/** Why a body was refused while it streamed in (the receive endpoint's 400/413 answers). */
-export class BodyError extends Error {
-  constructor(
-    readonly status: 400 | 413,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+import { StringDecoder } from 'node:string_decoder';
+import { getManyValues, isMany, type Many, none } from 'stream-chain/defs.js';
+import { Assembler } from 'stream-json/core/assembler.js';
+import { jsonParser, type Token } from 'stream-json/core/parser.js';
+import { TransferBodyError, TransferTooLargeError } from './receive.errors';
 
 export interface ParsedTransferBody {
   /** Every top-level field except `data`. */
@@ -24,32 +19,31 @@ export interface ParsedTransferBody {
   base64Error?: string;
 }
 
-const WS = new Set([0x20, 0x0a, 0x0d, 0x09]);
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const NOT_B64 = /[^A-Za-z0-9+/=]/;
-const MAX_FIELDS_BYTES = 1024 * 1024;
+const MAX_FIELDS_CHARS = 1024 * 1024;
+/** Every key, string and number arrives in pieces: nothing is accumulated inside the tokenizer. */
+const PIECEWISE = { packValues: false, streamValues: true } as const;
 
-type State = 'start' | 'key' | 'colon' | 'value' | 'comma' | 'done';
+const invalidJson = () => new TransferBodyError('Invalid JSON body');
+const tooLarge = () => new TransferTooLargeError('Payload exceeds maximum transfer size');
 
 /**
- * A push parser for `{variable_name, data, metadata, session_id?}` that never holds the body: the base64 `data`
- * string is validated and decoded as it arrives and written to a file; the other (small) fields are captured and
- * parsed as JSON. Any key order works (the reference sends `data` second, we send it last).
+ * A push parser for `{variable_name, data, metadata, session_id?}` that never holds the body: stream-json
+ * tokenizes it, the base64 `data` string is validated and decoded as its pieces arrive and written to a file, and
+ * the other (small, bounded) fields are assembled. Any key order works (the reference sends `data` second, we
+ * send it last).
  */
 export class TransferBodyParser {
-  private state: State = 'start';
-  private keys = 0;
-  private key = '';
-  private raw: Buffer[] = [];
-  private rawBytes = 0;
-  /** Scanner of a non-data value or a key: nesting depth, inside a string, after a backslash. */
-  private depth = 0;
-  private inString = false;
-  private escaped = false;
-  private capturing: 'key' | 'value' | undefined;
+  /** Called with `none` at the end to flush (stream-chain's protocol, which its `Flushable` type leaves out). */
+  private readonly tokenize = jsonParser(PIECEWISE) as (input: string | typeof none) => Many<Token> | typeof none;
+  private readonly utf8 = new StringDecoder('utf8');
+  /** Builds every top-level field except the `data` string. */
+  private readonly fields = new Assembler();
+  private started = false;
+  /** The key, string or number whose pieces are arriving. */
+  private piece: string | undefined;
+  private fieldChars = 0;
   private inData = false;
-  private dataEscape = false;
   private carry = '';
   private padded = false;
   private out?: WriteStream;
@@ -62,65 +56,14 @@ export class TransferBodyParser {
 
   /** Feeds a chunk; resolves when its decoded bytes are written (backpressure). */
   async write(chunk: Buffer): Promise<void> {
-    let i = 0;
-    while (i < chunk.length) {
-      if (this.inData) {
-        i = await this.dataBytes(chunk, i);
-        continue;
-      }
-      if (this.capturing) {
-        i = this.scan(chunk, i);
-        continue;
-      }
-      const c = chunk[i]!;
-      if (WS.has(c)) {
-        i++;
-        continue;
-      }
-      switch (this.state) {
-        case 'start':
-          if (c !== 0x7b) throw invalid();
-          this.state = 'key';
-          i++;
-          break;
-        case 'key':
-          if (c === 0x7d && this.keys === 0) {
-            this.state = 'done';
-            i++;
-            break;
-          }
-          if (c !== QUOTE) throw invalid();
-          this.begin('key');
-          break;
-        case 'colon':
-          if (c !== 0x3a) throw invalid();
-          this.state = 'value';
-          i++;
-          break;
-        case 'value':
-          if (this.key === 'data' && c === QUOTE) {
-            if (this.out) throw invalid(); // a second "data"
-            this.inData = true;
-            this.result.dataIsString = true;
-            this.out = createWriteStream(this.dataFile, { mode: 0o600 });
-            i++;
-          } else this.begin('value');
-          break;
-        case 'comma':
-          if (c === 0x2c) this.state = 'key';
-          else if (c === 0x7d) this.state = 'done';
-          else throw invalid();
-          i++;
-          break;
-        case 'done':
-          throw invalid();
-      }
-    }
+    await this.consume(this.tokens(this.utf8.write(chunk)));
   }
 
   /** Ends the body: the parsed fields, after the data file is complete. */
   async end(): Promise<ParsedTransferBody> {
-    if (this.state !== 'done' || this.inData || this.capturing) throw invalid();
+    await this.consume([...this.tokens(this.utf8.end()), ...this.tokens(none)]);
+    if (!this.started || !this.fields.done) throw invalidJson();
+    this.result.fields = this.fields.current as Record<string, unknown>;
     if (this.out) {
       if (this.carry && !this.result.base64Error) await this.decode(this.carry, true);
       this.out.end();
@@ -137,111 +80,72 @@ export class TransferBodyParser {
     }
   }
 
-  private begin(what: 'key' | 'value'): void {
-    this.capturing = what;
-    this.raw = [];
-    this.depth = 0;
-    this.inString = false;
-    this.escaped = false;
-  }
-
-  /** Scans one JSON value (or a key) byte by byte until it ends; keeps its bytes (bounded). */
-  private scan(chunk: Buffer, from: number): number {
-    let i = from;
-    let ended = false;
-    for (; i < chunk.length; i++) {
-      const c = chunk[i]!;
-      if (this.inString) {
-        if (this.escaped) this.escaped = false;
-        else if (c === BACKSLASH) this.escaped = true;
-        else if (c === QUOTE) {
-          this.inString = false;
-          if (this.depth === 0) {
-            i++;
-            ended = true;
-            break;
-          }
-        }
-        continue;
-      }
-      if (c === QUOTE) this.inString = true;
-      else if (c === 0x7b || c === 0x5b) this.depth++;
-      else if (c === 0x7d || c === 0x5d) {
-        if (this.depth === 0) {
-          ended = true; // a scalar value ended by the object's closing brace
-          break;
-        }
-        this.depth--;
-        if (this.depth === 0) {
-          i++;
-          ended = true;
-          break;
-        }
-      } else if (this.depth === 0 && (c === 0x2c || WS.has(c))) {
-        ended = true; // a scalar (number, true, null) ended
-        break;
-      }
-    }
-    this.keep(chunk.subarray(from, i));
-    if (ended) this.finishCapture();
-    return i;
-  }
-
-  private keep(part: Buffer): void {
-    this.rawBytes += part.length;
-    if (this.rawBytes > MAX_FIELDS_BYTES) throw new BodyError(413, 'Payload exceeds maximum transfer size');
-    if (part.length) this.raw.push(Buffer.from(part));
-  }
-
-  private finishCapture(): void {
-    const text = Buffer.concat(this.raw).toString('utf8');
-    let value: unknown;
+  private tokens(input: string | typeof none): Token[] {
+    if (input === '') return [];
+    let out;
     try {
-      value = JSON.parse(text);
+      out = this.tokenize(input);
     } catch {
-      throw invalid();
+      throw invalidJson();
     }
-    if (this.capturing === 'key') {
-      if (typeof value !== 'string') throw invalid();
-      this.key = value;
-      this.keys++;
-      this.state = 'colon';
-    } else {
-      if (this.key === 'data') this.result.dataIsString = false;
-      this.result.fields[this.key] = value;
-      this.state = 'comma';
-    }
-    this.capturing = undefined;
+    if (out === none) return [];
+    return isMany(out) ? getManyValues(out) : [out];
   }
 
-  /** Data string bytes from `from` up to its closing quote (or the chunk's end). */
-  private async dataBytes(chunk: Buffer, from: number): Promise<number> {
-    let i = from;
-    if (this.dataEscape) {
-      // JSON allows `\/` for `/`; any other escape cannot be base64.
-      this.dataEscape = false;
-      if (chunk[i] !== 0x2f) {
-        this.badBase64('Non-base64 digit found');
-        return i;
-      }
-      await this.dataText('/');
-      return i + 1;
+  /** Handles one write's tokens; the `data` pieces among them are decoded together. */
+  private async consume(tokens: Token[]): Promise<void> {
+    let data = '';
+    for (const token of tokens) {
+      if (this.inData) {
+        if (token.name === 'stringChunk') data += token.value;
+        else this.inData = false; // endString
+      } else this.field(token);
     }
-    const quote = chunk.indexOf(QUOTE, i);
-    const slash = chunk.indexOf(BACKSLASH, i);
-    const stop = [quote, slash].filter((p) => p !== -1).reduce((a, b) => Math.min(a, b), chunk.length);
-    if (stop > i) await this.dataText(chunk.subarray(i, stop).toString('latin1'));
-    i = stop;
-    if (i < chunk.length && chunk[i] === BACKSLASH) {
-      this.dataEscape = true;
-      return i + 1;
+    if (data) await this.dataText(data);
+  }
+
+  private field(token: Token): void {
+    if (!this.started) {
+      if (token.name !== 'startObject') throw invalidJson();
+      this.started = true;
     }
-    if (i < chunk.length && chunk[i] === QUOTE) {
-      this.inData = false;
-      this.state = 'comma';
-      return i + 1;
+    switch (token.name) {
+      case 'startString':
+        if (this.fields.depth === 1 && this.fields.key === 'data') return this.openData();
+        this.piece = '';
+        return;
+      case 'startKey':
+      case 'startNumber':
+        this.piece = '';
+        return;
+      case 'stringChunk':
+      case 'numberChunk':
+        this.fieldChars += token.value.length;
+        if (this.fieldChars > MAX_FIELDS_CHARS) throw tooLarge();
+        this.piece += token.value;
+        return;
+      case 'endKey':
+        return this.fields.keyValue(this.ended());
+      case 'endString':
+        return this.fields.stringValue(this.ended());
+      case 'endNumber':
+        return this.fields.numberValue(this.ended());
+      default:
+        this.fields.consume(token);
     }
-    return i;
+  }
+
+  private ended(): string {
+    const text = this.piece ?? '';
+    this.piece = undefined;
+    return text;
+  }
+
+  private openData(): void {
+    if (this.out) throw invalidJson(); // a second "data"
+    this.inData = true;
+    this.result.dataIsString = true;
+    this.out = createWriteStream(this.dataFile, { mode: 0o600 });
   }
 
   /** Remembers the first base64 problem; the rest of `data` is only counted. */
@@ -252,7 +156,7 @@ export class TransferBodyParser {
   private async dataText(text: string): Promise<void> {
     this.result.dataChars += text.length;
     const maxChars = Math.ceil((this.maxDecoded * 4) / 3) + 4;
-    if (this.result.dataChars > maxChars) throw new BodyError(413, 'Payload exceeds maximum transfer size');
+    if (this.result.dataChars > maxChars) throw tooLarge();
     if (this.result.base64Error) return; // counted, no longer decoded
     if (NOT_B64.test(text)) return this.badBase64('Non-base64 digit found');
     const all = this.carry + text;
@@ -273,13 +177,7 @@ export class TransferBodyParser {
     }
     const bytes = Buffer.from(quartets, 'base64');
     this.result.decodedBytes += bytes.length;
-    if (this.result.decodedBytes > this.maxDecoded) throw new BodyError(413, 'Decoded payload exceeds maximum transfer size');
+    if (this.result.decodedBytes > this.maxDecoded) throw new TransferTooLargeError('Decoded payload exceeds maximum transfer size');
     if (!this.out!.write(bytes)) await once(this.out!, 'drain');
   }
 }
-
-function invalid(): BodyError {
-  return new BodyError(400, 'Invalid JSON body');
-}
-
-
