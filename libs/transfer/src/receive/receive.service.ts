@@ -5,8 +5,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { isAppError, isPyIdentifier, type Principal } from '@stoa/core';
 import { giveToKernel } from '@stoa/kernel';
 import { SessionService, type SessionRuntime } from '@stoa/sessions';
-import { asSerializer } from './code-inputs';
-import { kernelDir } from './kernel-files';
+import { asSerializer } from '../inputs/code-inputs';
+import { kernelDir } from '../files/kernel-files';
 import {
   ObjectImportError,
   ReceiveCapacityError,
@@ -17,9 +17,9 @@ import {
   TransferBodyError,
   TransferTooLargeError,
 } from './receive.errors';
-import { TransferLog } from './transfer-log.service';
+import { TransferLog } from '../log/transfer-log.service';
 import { type ParsedTransferBody, TransferBodyParser } from './transfer-body';
-import { TRANSFER_SETTINGS, type TransferSettings } from './transfer.settings';
+import { TRANSFER_SETTINGS, type TransferSettings } from '../transfer.settings';
 
 /** The answer of a successful receipt (reference §6.5). */
 export interface ReceivedObject {
@@ -35,7 +35,7 @@ const MODULE_HINT =
   "The receiving kernel lacks a module the object was defined in (or the serializer). Send a portable representation instead — plain dicts/lists, numpy arrays, DataFrames, or a file via the user/local/blob destinations — or install the module in this server's environment.";
 
 /** Largest body the endpoint reads: the base64 of the cap plus the JSON around it. */
-export function maxReceiveBodyBytes(maxObjectBytes: number): number {
+function maxReceiveBodyBytes(maxObjectBytes: number): number {
   return Math.ceil((maxObjectBytes * 4) / 3) + 4 + 64 * 1024;
 }
 
