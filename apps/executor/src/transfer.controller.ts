@@ -4,10 +4,10 @@ import type { Request, Response } from 'express';
 import { lookup } from 'mime-types';
 import { pipeline } from 'node:stream/promises';
 import { basename, join } from 'node:path';
-import { CurrentPrincipal, Public } from '@stoa/auth';
-import type { Principal } from '@stoa/core';
+import { CurrentPrincipal, HTTP_STATUS, Public } from '@stoa/auth';
+import { ErrorKind, isAppError, type Principal } from '@stoa/core';
 import { SessionService } from '@stoa/sessions';
-import { BodyError, checkRelativeName, openKernelFile, ReceiveService, TransferRuntime } from '@stoa/transfer';
+import { checkRelativeName, openKernelFile, ReceiveService, TransferRuntime, TransferTooLargeError } from '@stoa/transfer';
 
 const NOT_FOUND = { error: 'artifact not found' };
 
@@ -51,40 +51,27 @@ export class TransferController {
     await pipeline(file.handle.createReadStream({ start: 0, end: Math.max(0, file.size - 1) }), res).catch(() => res.destroy());
   }
 
-  /** `POST /object-transfer/receive` (reference §6.5); the body is read here with the transfer cap, not the JSON limit. */
+  /**
+   * `POST /object-transfer/receive` (reference §6.5); the body is read by the service with the transfer cap, not
+   * the JSON limit. Its refusals answer `{success: false, error, …details}` with their kind's status.
+   */
   @Post('object-transfer/receive')
   async receive(@CurrentPrincipal() principal: Principal, @Req() req: Request, @Res() res: Response): Promise<void> {
-    const max = this.receiver.maxBodyBytes;
     // An answer before the whole body arrived closes the connection once the answer is out.
-    const answer = (status: number, body: Record<string, unknown>) => {
+    const answer = (status: number, body: object) => {
       if (!req.readableEnded) {
         res.setHeader('connection', 'close');
         res.on('finish', () => req.destroy());
       }
       res.status(status).json(body);
     };
-    const tooBig = () => answer(413, { success: false, error: 'Payload exceeds maximum transfer size' });
-    if (Number(req.headers['content-length'] ?? NaN) > max) return tooBig();
-    // Each receipt decodes to disk and then occupies a kernel: only a few at once per process.
-    const slot = this.receiver.acquire();
-    if (!slot) {
-      res.setHeader('retry-after', '5');
-      return answer(503, { success: false, error: 'This server is receiving too many objects at once. Retry in a few seconds.' });
-    }
     try {
-      // The body is decoded as it arrives (never held whole); more than the cap ends the request with 413.
-      const limited = async function* (): AsyncGenerator<Buffer> {
-        let size = 0;
-        for await (const chunk of req as AsyncIterable<Buffer>) {
-          size += chunk.length;
-          if (size > max) throw new BodyError(413, 'Payload exceeds maximum transfer size');
-          yield chunk;
-        }
-      };
-      const result = await this.receiver.receive(principal, limited());
-      answer(result.status, result.body);
-    } finally {
-      slot();
+      if (Number(req.headers['content-length'] ?? NaN) > this.receiver.maxBodyBytes) throw new TransferTooLargeError('Payload exceeds maximum transfer size');
+      answer(200, await this.receiver.receive(principal, req));
+    } catch (err) {
+      if (!isAppError(err)) throw err;
+      if (err.kind === ErrorKind.unavailable) res.setHeader('retry-after', '5');
+      answer(HTTP_STATUS[err.kind], { success: false, error: err.message, ...err.details });
     }
   }
 }

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { StartupRefusedError } from '@stoa/core';
 
 /** True for 127.0.0.0/8, ::1 and `localhost`. */
 export function isLoopback(host: string): boolean {
@@ -15,6 +16,13 @@ export function unauthenticatedRemoteRefusal(host: string): string | undefined {
     'could run code as any user. Configure Entra ID auth, bind to 127.0.0.1, or acknowledge the risk with ' +
     '--allow-unauthenticated-remote or STOA_ALLOW_UNAUTHENTICATED_REMOTE=1.'
   );
+}
+
+/** Refuses the start when no-op auth would listen beyond loopback without the acknowledgement. */
+export function refuseOpenNoopBind(config: { server: { host: string; allow_unauthenticated_remote: boolean }; auth: { mode: string } }): void {
+  if (config.auth.mode !== 'noop' || config.server.allow_unauthenticated_remote) return;
+  const refusal = unauthenticatedRemoteRefusal(config.server.host);
+  if (refusal) throw new StartupRefusedError(refusal);
 }
 
 /** Host names a bind address may be reached by (for DNS-rebinding checks). */

@@ -4,13 +4,15 @@ import { ErrorKind, isAppError } from '@stoa/core';
 import { UnauthenticatedError } from './auth.errors';
 import { bearerChallenge, PROTECTED_RESOURCE_SETTINGS, type ProtectedResourceSettings } from './protected-resource';
 
-const STATUS: Record<ErrorKind, number> = {
+/** The HTTP status of each error kind (every HTTP mapping uses it). */
+export const HTTP_STATUS: Readonly<Record<ErrorKind, number>> = {
   invalid: 400,
   unauthenticated: 401,
   forbidden: 403,
   not_found: 404,
   conflict: 409,
   too_many: 429,
+  too_large: 413,
   unavailable: 503,
   internal: 500,
 };
@@ -32,7 +34,7 @@ export class HttpErrorFilter implements ExceptionFilter {
       return;
     }
     if (isAppError(err)) {
-      const status = STATUS[err.kind];
+      const status = HTTP_STATUS[err.kind];
       if (status === 503) res.setHeader('Retry-After', '5');
       res.status(status).json({ error: err.code.toLowerCase(), error_description: err.message, ...err.details });
       return;

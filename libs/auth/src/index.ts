@@ -1,9 +1,11 @@
 /** No-op development principal from an unverified JWT, and the unsigned JWT naming a principal. */
 export { noopPrincipal, noopToken } from './noop-auth';
 /** Bind-address rules: loopback detection, the no-op remote refusal, allowed Host names. */
-export { allowedHostsFor, isLoopback, unauthenticatedRemoteRefusal } from './bind';
+export { allowedHostsFor, isLoopback, refuseOpenNoopBind, unauthenticatedRemoteRefusal } from './bind';
 /** `auth:` config schema, env overrides and resolved Entra settings. */
 export { AUTH_ENV, authConfigSchema, entraSettings, type AuthConfig, type EntraSettings } from './auth.config';
+/** The HTTP status of each AppError kind, for transports with their own body shape. */
+export { HTTP_STATUS } from './http-error.filter';
 /** Auth errors (401 with challenge, 403). */
 export { ForbiddenError, UnauthenticatedError } from './auth.errors';
 /** Entra ID access-token validation (jose, JWKS from OIDC metadata). */
@@ -16,6 +18,8 @@ export { bearerChallenge, protectedResourceMetadata, type ProtectedResourceSetti
 export { AuthModule, type AuthModuleOptions } from './auth.module';
 /** HTTP hardening every app installs: Host/Origin checks, helmet on /admin, JSON bodies with a clear 413. */
 export { installHttpBasics, MAX_JSON_DEPTH, type HttpBasicsOptions } from './http-basics';
+/** An app's Nest HTTP app for its `main.ts`: created hardened, admin OpenAPI document, listening. */
+export { adminApiDocument, createHttpApp, listenOn, serveAdminDocs, type HttpAppOptions } from './http-app';
 /** A request's principal outside the guard chain (connector hot paths). */
 export { PrincipalResolver } from './principal-resolver';
 /** `server:` — the HTTP listener block every app shares. */

@@ -4,3 +4,5 @@ export { ConfigError } from './config.errors';
 export { boolish, checkConfig, loadConfig, nonNegative, parseConfig, positiveInt, type ConfigCheck, type EnvMap, type LoadConfigOptions, type LoadedConfig } from './config.loader';
 /** The name rule of servers, upstreams, workers and peers (it becomes part of MCP tool names). */
 export { serverName } from './server-name';
+/** The command line every app shares (`--config`, `--host`, `--port`, …). */
+export { parseCli, type CliArgs } from './cli';

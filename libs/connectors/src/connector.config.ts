@@ -16,3 +16,14 @@ export function applyConnectorPort(raw: Record<string, unknown>, env: NodeJS.Pro
   const port = env.CONNECTOR_PORT ?? env.MCP_SERVER_PORT;
   if (port) raw.server = { ...((raw.server) ?? {}), port };
 }
+
+/** A connector's `--help` text: the shared flags, then the env variables it reads (`env`) after the common ones. */
+export function connectorUsage(kind: 'router' | 'gateway' | 'dispatcher', env: string): string {
+  return `Usage: node dist/apps/${kind}/main.js --config <${kind}.yaml> [--host H] [--port P] [--allow-unauthenticated-remote]
+Env: STOA_CONFIG, CONNECTOR_NAME, CONNECTOR_PORT, HOST, PORT, ${env}, ENTRA_CLIENT_ID, … (see .env.example)`;
+}
+
+/** CLI overrides of a connector; one started without a file or CONNECTOR_NAME is named `connector`. */
+export function connectorOverrides(cli: { file: string | undefined; overrides: Record<string, unknown> }, env: NodeJS.ProcessEnv): Record<string, unknown> {
+  return { name: !cli.file && !env.CONNECTOR_NAME ? 'connector' : undefined, ...cli.overrides };
+}

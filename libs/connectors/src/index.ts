@@ -19,6 +19,7 @@ export * from './credentials';
 export { createUpstreamPool } from './pool-factory';
 /** `/health/ready` of connectors: upstream checks, live probes (database, Redis), the answer and its status. */
 export { probe, readiness, readinessStatus, upstreamChecks, type Check, type Readiness } from './readiness';
-/** Shared connector config pieces (env names, CONNECTOR_PORT) and the connector app runner. */
-export { applyConnectorPort, CONNECTOR_ENV } from './connector.config';
-export { PoolLifecycle, runConnectorApp, type ConnectorAppSpec } from './connector-app';
+/** Shared connector config pieces (env names, CONNECTOR_PORT, --help text, CLI overrides). */
+export { applyConnectorPort, CONNECTOR_ENV, connectorOverrides, connectorUsage } from './connector.config';
+/** Closes the upstream pool on shutdown. */
+export { PoolLifecycle } from './pool-lifecycle';

@@ -6,6 +6,7 @@ export const ErrorKind = {
   notFound: 'not_found',
   conflict: 'conflict',
   tooMany: 'too_many',
+  tooLarge: 'too_large',
   unavailable: 'unavailable',
   internal: 'internal',
 } as const;

@@ -4,28 +4,29 @@ export { MAX_TRANSFER_BYTES, publishersConfigSchema, TRANSFER_ENV, transferConfi
 /** Settings the executor resolves from config, and the optional catalog hook for asset tags. */
 export { ASSET_CATALOG, TRANSFER_SETTINGS, type AssetCatalog, type PeerDestination, type TransferSettings } from './transfer.settings';
 /** Artifact discovery in AGORA_OUTPUT_DIR (reference §2.7). */
-export { artifactNote, changedArtifacts, snapshotOutputs, type Artifact, type OutputSnapshot } from './artifacts';
+export { artifactNote, changedArtifacts, snapshotOutputs, type Artifact, type OutputSnapshot } from './artifacts/artifacts';
 /** Signed, expiring download links. */
-export { ArtifactLinks } from './artifact-links';
+export { ArtifactLinks } from './artifacts/artifact-links';
 /** Safe file access inside directories a kernel can write. */
-export { checkRelativeName, openKernelDir, openKernelFile, unlinkKernelFile, type OpenedFile } from './safe-files';
+export { checkRelativeName, openKernelDir, openKernelFile, unlinkKernelFile, type OpenedFile } from './files/safe-files';
 /** Asset tags and handles in code (the execute pipeline's resolve step). */
-export { asSerializer, CodeInputs } from './code-inputs';
-export { AssetResolver, parseTag, TAG_GUIDANCE } from './asset-resolver';
-export { AssetArgumentError, defaultAssetExempt, withAssetArguments } from './asset-arguments';
-export { HANDLE_RE, HandleStore } from './handle-store';
+export { asSerializer, CodeInputs } from './inputs/code-inputs';
+export { AssetResolver, parseTag, TAG_GUIDANCE } from './inputs/asset-resolver';
+export { AssetArgumentError, defaultAssetExempt, withAssetArguments } from './inputs/asset-arguments';
+export { HANDLE_RE, HandleStore } from './inputs/handle-store';
 /** Outbound object-transfer policy (reference §6.4) and the peer registry (§6.2). */
-export * from './target-url';
-export * from './peer-registry';
+export * from './peers/target-url';
+export * from './peers/peer-registry';
 /** Blob storage (Azure SDK; Azurite in tests). */
-export * from './blob-store';
+export * from './blob/blob-store';
 /** Services, the send tool, the module and its migrations. */
 export { TransferRuntime } from './transfer.runtime';
-export { SendService, type SendInput, type SendResult } from './send.service';
-export { sendTool } from './send.tool';
-export { ReceiveService, maxReceiveBodyBytes, type ReceiveAnswer } from './receive.service';
-export { BodyError, TransferBodyParser, type ParsedTransferBody } from './transfer-body';
-export { TransferLog, type RecordFilter, type TransferEvent } from './transfer-log.service';
-export { ArtifactEntity, TransferEntity } from './transfer.entities';
-export { TRANSFER_MIGRATIONS } from './transfer.migrations';
+export { SendService, type SendInput, type SendResult } from './send/send.service';
+export { sendTool } from './send/send.tool';
+/** `POST /object-transfer/receive`: the envelope streamed to a file, loaded by the target kernel; refusals are AppErrors. */
+export { ReceiveService } from './receive/receive.service';
+export { TransferTooLargeError } from './receive/receive.errors';
+export { TransferLog, type RecordFilter, type TransferEvent } from './log/transfer-log.service';
+export { ArtifactEntity, TransferEntity } from './log/transfer.entities';
+export { TRANSFER_MIGRATIONS } from './log/transfer.migrations';
 export { TransferModule } from './transfer.module';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { boolish, positiveInt, serverName } from '@stoa/config';
-import { blobTuningSchema } from './blob-store';
+import { blobTuningSchema } from './blob/blob-store';
 
 const MiB = 1024 * 1024;
 /** The reference's object-transfer cap (§6.3, §6.5). */

@@ -1,9 +1,9 @@
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { ReceiveService } from './receive.service';
-import { SendService } from './send.service';
-import { TransferLog } from './transfer-log.service';
-import { ArtifactEntity, TransferEntity } from './transfer.entities';
+import { ReceiveService } from './receive/receive.service';
+import { SendService } from './send/send.service';
+import { TransferLog } from './log/transfer-log.service';
+import { ArtifactEntity, TransferEntity } from './log/transfer.entities';
 import { TransferRuntime } from './transfer.runtime';
 import { TRANSFER_SETTINGS, type TransferSettings } from './transfer.settings';
 

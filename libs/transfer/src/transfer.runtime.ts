@@ -1,13 +1,13 @@
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit, Optional } from '@nestjs/common';
-import { ArtifactLinks } from './artifact-links';
-import { AssetResolver } from './asset-resolver';
-import { BlobStore } from './blob-store';
-import { CodeInputs } from './code-inputs';
-import { type Destination, peerCredentials } from './destinations';
-import { HandleStore } from './handle-store';
-import { realpathOrUndefined } from './safe-files';
+import { ArtifactLinks } from './artifacts/artifact-links';
+import { AssetResolver } from './inputs/asset-resolver';
+import { BlobStore } from './blob/blob-store';
+import { CodeInputs } from './inputs/code-inputs';
+import { type Destination, peerCredentials } from './send/destinations';
+import { HandleStore } from './inputs/handle-store';
+import { realpathOrUndefined } from './files/safe-files';
 import { ASSET_CATALOG, type AssetCatalog, TRANSFER_SETTINGS, type TransferSettings } from './transfer.settings';
 
 const SWEEP_MS = 10 * 60_000;

@@ -7,7 +7,7 @@ import { BlobClient, BlobServiceClient } from '@azure/storage-blob';
 import { InvalidInputError, NotFoundError } from '@stoa/core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startAzurite, type Azurite } from '../../../test/support/azurite';
-import { BlobAccessError, BlobStore, parseBlobUri } from '../src/blob-store';
+import { BlobAccessError, BlobStore, parseBlobUri } from '../src/blob/blob-store';
 
 const CONTAINER = 'stoa-exports';
 const MiB = 1024 * 1024;

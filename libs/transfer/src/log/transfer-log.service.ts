@@ -2,7 +2,7 @@ import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { Repository } from 'typeorm';
 import { InvalidInputError, randomToken } from '@stoa/core';
-import type { Artifact } from './artifacts';
+import type { Artifact } from '../artifacts/artifacts';
 import { ArtifactEntity, TransferEntity } from './transfer.entities';
 
 /** What a finished send or receipt leaves in the log. */

@@ -4,11 +4,11 @@ import { dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { AppError, ErrorKind, InvalidInputError, type Principal } from '@stoa/core';
 import { UpstreamCredentials } from '@stoa/connectors';
-import type { BlobStore } from './blob-store';
-import { postObject } from './peer-http';
-import { checkRelativeName, isInside, type OpenedFile } from './safe-files';
-import { validateTargetUrl } from './target-url';
-import type { PeerDestination } from './transfer.settings';
+import type { BlobStore } from '../blob/blob-store';
+import { postObject } from '../peers/peer-http';
+import { checkRelativeName, isInside, type OpenedFile } from '../files/safe-files';
+import { validateTargetUrl } from '../peers/target-url';
+import type { PeerDestination } from '../transfer.settings';
 
 /** Where a send goes. */
 export type Destination =

@@ -5,8 +5,8 @@ import { pipeline } from 'node:stream/promises';
 import { createWriteStream, existsSync } from 'node:fs';
 import { Logger } from '@nestjs/common';
 import { giveToKernel, type KernelDirs, stashDir } from '@stoa/kernel';
-import { kernelDir } from './kernel-files';
-import { openKernelFile, unlinkKernelFile } from './safe-files';
+import { kernelDir } from '../files/kernel-files';
+import { openKernelFile, unlinkKernelFile } from '../files/safe-files';
 
 export const HANDLE_RE = /^h_[0-9a-f]{12}$/;
 

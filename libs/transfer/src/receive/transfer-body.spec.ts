@@ -2,12 +2,14 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BodyError, TransferBodyParser } from './transfer-body';
+import { HTTP_STATUS } from '@stoa/auth';
+import { isAppError } from '@stoa/core';
+import { TransferBodyParser } from './transfer-body';
 
 const dir = mkdtempSync(join(tmpdir(), 'stoa-body-'));
 let n = 0;
 
-/** Feeds `body` in chunks of `size` bytes; the parsed fields and the decoded file, or the BodyError. */
+/** Feeds `body` in chunks of `size` bytes; the parsed fields and the decoded file, or the refusal as the endpoint answers it. */
 async function parse(body: string | Buffer, size = 7, max = 1024) {
   const file = join(dir, `d${n++}`);
   const p = new TransferBodyParser(file, max);
@@ -18,7 +20,7 @@ async function parse(body: string | Buffer, size = 7, max = 1024) {
     return { ...r, bytes: r.dataIsString ? readFileSync(file) : undefined };
   } catch (err) {
     await p.abort();
-    if (err instanceof BodyError) return { status: err.status, error: err.message };
+    if (isAppError(err)) return { status: HTTP_STATUS[err.kind], error: err.message };
     throw err;
   }
 }
@@ -45,6 +47,18 @@ describe('TransferBodyParser', () => {
     expect([...((r as { bytes?: Buffer }).bytes ?? [])]).toEqual([0xff, 0xff, 0xfe]);
   });
 
+  it('reads data as JSON first, as the reference does: a \\u escape of a base64 digit is that digit', async () => {
+    const r = await parse('{"variable_name":"v","data":"\\u0041AAA"}', 3);
+    expect(r).toMatchObject({ fields: { variable_name: 'v' }, dataIsString: true, dataChars: 4, decodedBytes: 3 });
+    expect([...((r as { bytes?: Buffer }).bytes ?? [])]).toEqual([...Buffer.from('AAAA', 'base64')]);
+  });
+
+  it('keeps UTF-8 characters split across chunks and bounds the other fields at 1 MiB', async () => {
+    const note = 'naïve ✓ 𝄞';
+    expect(await parse(JSON.stringify({ variable_name: 'v', metadata: { note }, data: 'QUJD' }), 1)).toMatchObject({ fields: { metadata: { note } }, decodedBytes: 3 });
+    expect(await parse(JSON.stringify({ metadata: 'x'.repeat(1024 * 1024 + 1), data: 'QUJD' }), 64 * 1024)).toEqual({ status: 413, error: 'Payload exceeds maximum transfer size' });
+  });
+
   it('reports a non-string data field as such', async () => {
     expect(await parse('{"variable_name":"v","data":12}')).toMatchObject({ fields: { variable_name: 'v', data: 12 }, dataIsString: false });
     expect(await parse('{}')).toMatchObject({ fields: {}, dataIsString: false });
@@ -55,7 +69,7 @@ describe('TransferBodyParser', () => {
       expect({ bad, r: await parse(bad) }).toEqual({ bad, r: { status: 400, error: 'Invalid JSON body' } });
     }
     // Base64 problems are reported after the field checks (reference order), not thrown.
-    for (const [data, why] of [['QU J', 'Non-base64 digit found'], ['QUJ', 'Incorrect padding'], ['QQ==QUJD', 'Incorrect padding'], ['QQ=A', 'Incorrect padding'], ['\\u0041AAA', 'Non-base64 digit found']]) {
+    for (const [data, why] of [['QU J', 'Non-base64 digit found'], ['QUJ', 'Incorrect padding'], ['QQ==QUJD', 'Incorrect padding'], ['QQ=A', 'Incorrect padding'], ['QU\\nJ', 'Non-base64 digit found'], ['\\u0020AAA', 'Non-base64 digit found']]) {
       expect({ data, r: await parse(`{"data":"${data}","variable_name":"v"}`) }).toMatchObject({ data, r: { fields: { variable_name: 'v' }, dataIsString: true, base64Error: `Invalid base64 data: ${why}` } });
     }
     const big = Buffer.alloc(801).toString('base64'); // within the character bound, one byte over when decoded

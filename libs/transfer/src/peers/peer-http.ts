@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { request } from 'undici';
-import type { OpenedFile } from './safe-files';
+import type { OpenedFile } from '../files/safe-files';
 
 export interface ObjectPost {
   base: URL;

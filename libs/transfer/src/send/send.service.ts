@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { isAppError, isPyIdentifier, type Principal } from '@stoa/core';
 import { SessionService, type SessionRuntime } from '@stoa/sessions';
-import type { ArtifactLinks } from './artifact-links';
+import type { ArtifactLinks } from '../artifacts/artifact-links';
 import { type Destination, publishBlob, publishLocal, publishPeer } from './destinations';
-import { checkRelativeName, openKernelFile, type OpenedFile, unlinkKernelFile } from './safe-files';
-import { TransferLog } from './transfer-log.service';
-import { TRANSFER_SETTINGS, type TransferSettings } from './transfer.settings';
-import { TransferRuntime } from './transfer.runtime';
+import { checkRelativeName, openKernelFile, type OpenedFile, unlinkKernelFile } from '../files/safe-files';
+import { TransferLog } from '../log/transfer-log.service';
+import { TRANSFER_SETTINGS, type TransferSettings } from '../transfer.settings';
+import { TransferRuntime } from '../transfer.runtime';
 
 export interface SendInput {
   data_ref: string;

@@ -1,7 +1,7 @@
 import { constants, type Dirent } from 'node:fs';
 import { type FileHandle, lstat, open, readdir } from 'node:fs/promises';
 import type { KernelDirs } from '@stoa/kernel';
-import { openKernelDir } from './safe-files';
+import { openKernelDir } from '../files/safe-files';
 import { lookup } from 'mime-types';
 
 /** A file an execution left in AGORA_OUTPUT_DIR (reference §2.7), as the agent sees it. */

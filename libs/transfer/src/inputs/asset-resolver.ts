@@ -6,9 +6,9 @@ import { extname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InvalidInputError, NotFoundError } from '@stoa/core';
 import { giveToKernel, type KernelDirs } from '@stoa/kernel';
-import type { BlobStore } from './blob-store';
-import { kernelDir } from './kernel-files';
-import { isInside } from './safe-files';
+import type { BlobStore } from '../blob/blob-store';
+import { kernelDir } from '../files/kernel-files';
+import { isInside } from '../files/safe-files';
 
 const CLOSED = /^<(\w+)>([^<>]+)<\/\1>$/;
 const UNCLOSED = /^<(\w+)>([^<>]+)$/;

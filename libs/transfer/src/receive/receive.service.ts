@@ -1,0 +1,172 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { isAppError, isPyIdentifier, type Principal } from '@stoa/core';
+import { giveToKernel } from '@stoa/kernel';
+import { SessionService, type SessionRuntime } from '@stoa/sessions';
+import { asSerializer } from '../inputs/code-inputs';
+import { kernelDir } from '../files/kernel-files';
+import {
+  ObjectImportError,
+  ReceiveCapacityError,
+  ReceiveForbiddenError,
+  ReceiveSessionBusyError,
+  ReceiveTargetNotFoundError,
+  ReceiveUnauthenticatedError,
+  TransferBodyError,
+  TransferTooLargeError,
+} from './receive.errors';
+import { TransferLog } from '../log/transfer-log.service';
+import { type ParsedTransferBody, TransferBodyParser } from './transfer-body';
+import { TRANSFER_SETTINGS, type TransferSettings } from '../transfer.settings';
+
+/** The answer of a successful receipt (reference §6.5). */
+export interface ReceivedObject {
+  success: true;
+  variable_name: string;
+  session_id: string;
+  size_bytes: number;
+  serializer: 'pickle' | 'cloudpickle' | 'dill';
+}
+
+const MAX_CONCURRENT_RECEIVES = 4;
+const MODULE_HINT =
+  "The receiving kernel lacks a module the object was defined in (or the serializer). Send a portable representation instead — plain dicts/lists, numpy arrays, DataFrames, or a file via the user/local/blob destinations — or install the module in this server's environment.";
+
+/** Largest body the endpoint reads: the base64 of the cap plus the JSON around it. */
+function maxReceiveBodyBytes(maxObjectBytes: number): number {
+  return Math.ceil((maxObjectBytes * 4) / 3) + 4 + 64 * 1024;
+}
+
+/**
+ * `POST /object-transfer/receive`: validates in the reference's order, then has the target session's kernel
+ * load the bytes (pickle/cloudpickle/dill) — nothing is unpickled in the server process.
+ */
+@Injectable()
+export class ReceiveService {
+  private readonly logger = new Logger(ReceiveService.name);
+
+  constructor(
+    @Inject(TRANSFER_SETTINGS) private readonly settings: TransferSettings,
+    private readonly sessions: SessionService,
+    private readonly log: TransferLog,
+  ) {}
+
+  private active = 0;
+
+  /** Largest body `receive` reads; a request that declares more can be refused before its body is read. */
+  get maxBodyBytes(): number {
+    return maxReceiveBodyBytes(this.settings.config.max_object_bytes);
+  }
+
+  /**
+   * Reads a body as it streams in (the base64 is decoded straight into a file; at most `maxBodyBytes`), then
+   * validates and loads it into the target session's kernel. Refusals are AppErrors carrying the reference's
+   * messages; only MAX_CONCURRENT_RECEIVES run at once. The temporary file is always removed.
+   */
+  async receive(principal: Principal | undefined, body: AsyncIterable<Buffer>): Promise<ReceivedObject> {
+    // Each receipt decodes to disk and then occupies a kernel: only a few at once per process.
+    if (this.active >= MAX_CONCURRENT_RECEIVES) throw new ReceiveCapacityError();
+    this.active++;
+    const incoming = join(this.settings.dataDir, 'inbox', '.receiving');
+    const file = join(incoming, `recv-${randomBytes(8).toString('hex')}.pkl`);
+    try {
+      await mkdir(incoming, { recursive: true, mode: 0o700 });
+      return await this.accept(principal, await this.read(body, file), file);
+    } finally {
+      this.active--;
+      await rm(file, { force: true });
+    }
+  }
+
+  /** The envelope's fields, its `data` decoded into `file`; more than `maxBodyBytes` is refused as it arrives. */
+  private async read(body: AsyncIterable<Buffer>, file: string): Promise<ParsedTransferBody> {
+    const parser = new TransferBodyParser(file, this.settings.config.max_object_bytes);
+    const max = this.maxBodyBytes;
+    let size = 0;
+    try {
+      for await (const chunk of body) {
+        size += chunk.length;
+        if (size > max) throw new TransferTooLargeError('Payload exceeds maximum transfer size');
+        await parser.write(chunk);
+      }
+      return await parser.end();
+    } catch (err) {
+      await parser.abort();
+      throw err;
+    }
+  }
+
+  private async accept(principal: Principal | undefined, parsed: ParsedTransferBody, file: string): Promise<ReceivedObject> {
+    const body = parsed.fields;
+    const name = body.variable_name;
+    if (typeof name !== 'string' || !parsed.dataIsString) throw new TransferBodyError("'variable_name' and 'data' must be strings");
+    if (!name || !parsed.dataChars) throw new TransferBodyError("Missing required fields: 'variable_name' and 'data'");
+    if (!isPyIdentifier(name)) throw new TransferBodyError(`Invalid Python variable name: '${name}'`);
+    if (parsed.base64Error) throw new TransferBodyError(parsed.base64Error);
+    const size = parsed.decodedBytes;
+    if (!principal) throw new ReceiveUnauthenticatedError();
+    const meta = (body.metadata && typeof body.metadata === 'object' ? body.metadata : {}) as Record<string, unknown>;
+    const source = typeof meta.source_server === 'string' ? meta.source_server : 'unknown';
+    const transferId = typeof meta.transfer_id === 'string' ? meta.transfer_id.slice(0, 40) : `in-${randomBytes(8).toString('hex')}`;
+    // Reference senders pickle with dill and say nothing; the kernel falls back to pickle when dill is absent.
+    const serializer = typeof meta.serializer === 'string' ? asSerializer(meta.serializer) : 'dill';
+    const sid = typeof body.session_id === 'string' && body.session_id ? body.session_id : undefined;
+
+    const target = this.target(principal, sid);
+    const started = performance.now();
+    let error: string | null = null;
+    try {
+      return await this.inject(target, name, file, size, serializer);
+    } catch (err) {
+      error = isAppError(err) ? err.message : String(err);
+      throw err;
+    } finally {
+      this.log.transfer({
+        id: transferId, owner: principal.id, direction: 'in', kind: 'peer', peer: source.slice(0, 200), sessionId: target.record.id, dataRef: name, name,
+        sizeBytes: size, serializer: error ? null : serializer, success: !error, error, remoteUri: null, durationMs: Math.round(performance.now() - started),
+      });
+      const event = { type: 'object_received', server: this.settings.serverName, transfer_id: transferId, variable_name: name, source_server: source, session_id: target.record.id, size_bytes: size, success: !error };
+      if (!error) this.logger.log(event, 'object_received');
+      else this.logger.warn({ ...event, error }, 'object_received');
+    }
+  }
+
+  /** The session to load into: the named one (the caller's), else the caller's oldest live session. */
+  private target(principal: Principal, sid: string | undefined): SessionRuntime {
+    if (!sid) {
+      const oldest = this.sessions.list(principal)[0];
+      if (!oldest) throw new ReceiveTargetNotFoundError(undefined);
+      return oldest;
+    }
+    const own = this.sessions.find(principal, sid);
+    if (own) return own;
+    // The reference answers another user's session with 403 (the issue's contract); unknown ids with 404.
+    if (this.sessions.isLive(sid)) throw new ReceiveForbiddenError();
+    throw new ReceiveTargetNotFoundError(sid);
+  }
+
+  private async inject(runtime: SessionRuntime, name: string, received: string, size: number, serializer: ReceivedObject['serializer']): Promise<ReceivedObject> {
+    // Never wait behind a running cell: the sender would time out while the object still lands later.
+    if (runtime.busyJob || runtime.lock.pending > 0) throw new ReceiveSessionBusyError(runtime.record.id, runtime.busyJob);
+    let path: string | undefined;
+    try {
+      return await runtime.lock.runExclusive(async () => {
+        const { kernel } = await this.sessions.kernelFor(runtime);
+        path = join(await kernelDir(runtime.dirs, 'in'), `recv-${randomBytes(8).toString('hex')}.pkl`);
+        await rename(received, path); // same file system: the inbox
+        await giveToKernel(path, runtime.dirs);
+        const r = await kernel.load(name, path, serializer, this.settings.config.kernel_timeout_seconds * 1000);
+        this.sessions.touch(runtime);
+        if (!r.ok) throw new ObjectImportError(`Kernel injection failed: ${r.error}`, /ModuleNotFoundError/.test(r.error) ? { hint: MODULE_HINT } : {});
+        return { success: true, variable_name: name, session_id: runtime.record.id, size_bytes: size, serializer };
+      });
+    } catch (err) {
+      if (err instanceof ObjectImportError) throw err;
+      throw new ObjectImportError(`Failed to import object: ${(err as Error).message}`, {}, { cause: err });
+    } finally {
+      if (path) await rm(path, { force: true });
+    }
+  }
+}
