@@ -27,6 +27,5 @@ export { sendTool } from './send/send.tool';
 export { ReceiveService } from './receive/receive.service';
 export { TransferTooLargeError } from './receive/receive.errors';
 export { TransferLog, type RecordFilter, type TransferEvent } from './log/transfer-log.service';
-export { ArtifactEntity, TransferEntity } from './log/transfer.entities';
 export { TRANSFER_MIGRATIONS } from './log/transfer.migrations';
 export { TransferModule } from './transfer.module';

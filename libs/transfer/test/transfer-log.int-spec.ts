@@ -4,7 +4,8 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidInputError } from '@stoa/core';
 import { PersistenceModule } from '@stoa/persistence';
-import { ArtifactEntity, TRANSFER_MIGRATIONS, TransferEntity, TransferLog, type TransferEvent } from '@stoa/transfer';
+import { TRANSFER_MIGRATIONS, TransferLog, type TransferEvent } from '@stoa/transfer';
+import { ArtifactEntity, TransferEntity } from '../src/log/transfer.entities';
 import { dbTarget, postgresAvailable } from '../../../test/support/databases';
 
 const pg = postgresAvailable();
