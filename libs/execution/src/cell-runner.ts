@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ExecutionOutcome, KernelService, OutputCapture, type KernelDirs, type KernelExecution, type KernelProcess } from '@stoa/kernel';
 import { SessionService, type SessionRuntime } from '@stoa/sessions';
-import { type Artifact, artifactNote, changedArtifacts, snapshotOutputs, TransferLog, TransferRuntime } from '@stoa/transfer';
+import { type Artifact, artifactNote, changedArtifacts, type OutputSnapshot, snapshotOutputs, TransferLog, TransferRuntime } from '@stoa/transfer';
 import { DEFAULT_MAX_CODE_BYTES, EXECUTION_SETTINGS, MAX_CAPTURE_CHARS, type ExecutionSettings } from './execution.config';
 import type { FunctionPolicy } from './execution.types';
 import { shapeResult, type ShapedRun } from './result-shape';
@@ -33,6 +33,12 @@ export function oversizedCode(code: string, maxBytes: number): string | undefine
  */
 @Injectable()
 export class CellRunner {
+  /**
+   * Each session's output directory as its previous cell left it: the next cell's "before" without a second walk
+   * (only the kernel writes there; what a background thread writes between cells counts for the next cell).
+   */
+  private readonly outputs = new WeakMap<SessionRuntime, OutputSnapshot>();
+
   constructor(
     @Inject(EXECUTION_SETTINGS) private readonly settings: ExecutionSettings,
     private readonly kernels: KernelService,
@@ -67,10 +73,12 @@ export class CellRunner {
   inSession(runtime: SessionRuntime, code: string, o: CellOptions & { keepArtifacts: (run: KernelExecution) => boolean }): Promise<SessionRun> {
     return runtime.lock.runExclusive(async () => {
       const { kernel } = await this.sessions.kernelFor(runtime);
-      const before = await snapshotOutputs(runtime.dirs);
+      const before = this.outputs.get(runtime) ?? (await snapshotOutputs(runtime.dirs));
+      this.outputs.delete(runtime);
       const run = await this.run(runtime.record.owner, kernel, runtime.dirs, code, o);
       if (!o.keepArtifacts(run)) return { ...run, artifacts: [] };
-      const artifacts = await changedArtifacts(runtime.dirs, before);
+      const { artifacts, after } = await changedArtifacts(runtime.dirs, before);
+      this.outputs.set(runtime, after);
       this.transferLog?.artifactsWritten(runtime.record.owner, runtime.record.id, artifacts); // for the admin API
       return { ...run, artifacts };
     });

@@ -1,4 +1,4 @@
-import { constants, realpathSync } from 'node:fs';
+import { closeSync, constants, openSync, realpathSync } from 'node:fs';
 import { type FileHandle, open, unlink } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, normalize, relative, sep } from 'node:path';
 import { InvalidInputError, NotFoundError } from '@stoa/core';
@@ -116,4 +116,27 @@ export async function unlinkKernelFile(dirs: KernelDirs, path: string): Promise<
 export async function openKernelDir(dirs: KernelDirs, path: string): Promise<FileHandle | undefined> {
   const parts = kernelParts(dirs, path);
   return parts ? openChain(dirname(dirs.base), parts).catch(() => undefined) : undefined;
+}
+
+/**
+ * `openKernelDir` done synchronously: the file descriptor of the directory, or undefined. For a caller that
+ * lists a small directory on every cell, where each awaited open costs a thread-pool round trip (~0.3 ms) and
+ * the whole chain a few µs when done at once. The caller closes the fd.
+ */
+export function openKernelDirSync(dirs: KernelDirs, path: string): number | undefined {
+  const parts = kernelParts(dirs, path);
+  if (!parts) return undefined;
+  let fd: number | undefined;
+  try {
+    fd = openSync(dirname(dirs.base), constants.O_RDONLY | constants.O_DIRECTORY);
+    for (const p of parts) {
+      const next = openSync(`/proc/self/fd/${fd}/${p}`, DIR_FLAGS);
+      closeSync(fd);
+      fd = next;
+    }
+    return fd;
+  } catch {
+    if (fd !== undefined) closeSync(fd);
+    return undefined;
+  }
 }
