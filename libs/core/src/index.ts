@@ -5,7 +5,6 @@ export { randomId, randomToken, sign, verifySignature } from './ids';
 /** The caller of a request. */
 export { DEV_PRINCIPAL_ID, type Principal } from './principal';
 /** Request-scoped context (principal, request id) carried by AsyncLocalStorage. */
-export { currentContext, runWithContext, type RequestContext } from './request-context';
 /** An app's `main`: start-up refusals (exit 2), the process logger, graceful stop on signals. */
 export { closeOnSignals, refuseStartOn, runMain, startupLogger, StartupRefusedError } from './startup';
 /** Bounded waits. */

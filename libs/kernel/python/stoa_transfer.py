@@ -194,13 +194,6 @@ def rewrite_parts(code, mapping):
     return "\n".join(preamble) + "\n", body
 
 
-def rewrite(code, mapping):
-    """`code` with qualifying literals of `mapping` ({literal: {"kind": "path", "path"} | {"kind": "object",
-    "path", "serializer"}}) replaced by synthetic variables, after a preamble that binds them and a blank line."""
-    preamble, body = rewrite_parts(code, mapping)
-    return preamble + "\n" + body if preamble else body
-
-
 # --- serialisation ------------------------------------------------------------------------------------------
 
 class TooLarge(Exception):
