@@ -13,11 +13,11 @@ export { EntraTokenVerifier } from './entra-verifier';
 /** Route decorators: @Public, @AdminOnly, @CurrentPrincipal. */
 export { AdminOnly, CurrentPrincipal, Public } from './decorators';
 /** RFC 9728 metadata and 401 challenges. */
-export { bearerChallenge, protectedResourceMetadata, type ProtectedResourceSettings } from './protected-resource';
+export { bearerChallenge, type ProtectedResourceSettings } from './protected-resource';
 /** Nest module wiring guard, strategy, filter and discovery endpoints. */
 export { AuthModule, type AuthModuleOptions } from './auth.module';
 /** HTTP hardening every app installs: Host/Origin checks, helmet on /admin, JSON bodies with a clear 413. */
-export { installHttpBasics, MAX_JSON_DEPTH, type HttpBasicsOptions } from './http-basics';
+export { type HttpBasicsOptions } from './http-basics';
 /** An app's Nest HTTP app for its `main.ts`: created hardened, admin OpenAPI document, listening. */
 export { adminApiDocument, createHttpApp, listenOn, serveAdminDocs, type HttpAppOptions } from './http-app';
 /** A request's principal outside the guard chain (connector hot paths). */

@@ -14,7 +14,6 @@ export { artifactId } from './catalog-indexer';
 export { ArtifactNotFoundError, CatalogQueryError, CatalogQueryRefusedError } from './catalog.errors';
 /** Catalog types. */
 export {
-  SourceType,
   type BlobSource,
   type CatalogArtifact,
   type CatalogSearchHit,

@@ -3,7 +3,6 @@
 export { MultiServerSession } from './multi-server-session';
 /** What to connect to and how (`ServerSpec`, options), and what the session reports (tools, status, events). */
 export {
-  ProtocolMode,
   type CallToolOptions,
   type CallToolResult,
   type HeadersSource,
@@ -19,8 +18,6 @@ export {
 export { ServerUnavailableError, UnknownServerError, UnknownToolError } from './multi-server.errors';
 /** One line from an error and its causes (socket codes included), for status pages and logs. */
 export { describeError } from './multi-server.errors';
-/** The separator of qualified tool names (`${server}__${tool}`). */
-export { TOOL_NAME_SEPARATOR } from './tool-names';
 /** The one connection state machine (connect, health ticks, backoff with jitter), also driving the connectors' pool. */
 export { ConnectionState, ConnectionSupervisor } from './connection-supervisor';
 /** A server's MCP endpoint and base URL, whether the configured URL ends with /mcp or not. */

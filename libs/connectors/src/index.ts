@@ -3,12 +3,11 @@
 export { poolConfigSchema, upstreamSchema, type CredentialSource, type PoolConfig, type UpstreamConfig } from './upstream.config';
 /** One upstream (state, catalog, health) and the pool of them. */
 export { Upstream, type UpstreamEra, type UpstreamState, type UpstreamStatus } from './upstream';
-export { LegacyClients } from './legacy-clients';
 export { UpstreamPool, type UpstreamToolResult } from './upstream-pool';
 /** Upstream catalogs (GET /catalog) and glob rules. */
-export { exposed, globToRegExp, parseCatalog, type McpToolInfo, type UpstreamCatalog } from './catalog';
+export { exposed, type McpToolInfo, type UpstreamCatalog } from './catalog';
 /** Keep-alive HTTP to an upstream (fast-path forwarding, JSON-RPC calls). */
-export { MODERN, UpstreamHttp, UpstreamHttpError, type ForwardResult, type RpcMessage } from './upstream-http';
+export { UpstreamHttpError, type ForwardResult, type RpcMessage } from './upstream-http';
 /** Upstream tools as a connector serves them (schema verbatim), and progress relayed from upstream calls. */
 export { proxyTool, relayProgress } from './proxy-tool';
 /** The connectors' hot path: 2026-07-28 tool calls streamed to their upstream, with policy hooks. */

@@ -4,7 +4,6 @@ export { AppError, ErrorKind, InvalidInputError, NotFoundError, UnavailableError
 export { randomId, randomToken, sign, verifySignature } from './ids';
 /** The caller of a request. */
 export { DEV_PRINCIPAL_ID, type Principal } from './principal';
-/** Request-scoped context (principal, request id) carried by AsyncLocalStorage. */
 /** An app's `main`: start-up refusals (exit 2), the process logger, graceful stop on signals. */
 export { closeOnSignals, refuseStartOn, runMain, startupLogger, StartupRefusedError } from './startup';
 /** Bounded waits. */
@@ -12,12 +11,12 @@ export { settlesWithin } from './timing';
 /** FIFO async mutex. */
 export { Mutex } from './mutex';
 /** Structured logging (pino) with access logs and redaction. */
-export { accessLog, LoggingModule, REDACTED_PATHS } from './logging.module';
+export { accessLog, LoggingModule } from './logging.module';
 /** Python repr of JSON values. */
 export { isPyIdentifier, pyRepr } from './python';
 /** Readiness checks for `/health/ready` (each dependency named, bounded in time). */
 export { probe, runReadiness, type CheckResult, type ReadinessCheck } from './readiness';
 /** Untrusted input in messages and logs (bounded echoes), JSON nesting bounds. */
-export { clip, ECHO_CHARS, jsonNestsDeeper, kindOf } from './untrusted';
+export { clip, jsonNestsDeeper, kindOf } from './untrusted';
 /** JSON request bodies: nesting bound, large bodies parsed off the event loop. */
 export { JsonBodyError, OFF_LOOP_BYTES, parseJsonBody, type ParsedBody } from './json-parse';

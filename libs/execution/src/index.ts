@@ -1,5 +1,5 @@
 /** `execution:` config schema, truncation threshold rules, env overrides. */
-export { DEFAULT_TRUNCATION_THRESHOLD, EXECUTION_ENV, EXECUTION_SETTINGS, MAX_CAPTURE_CHARS, checkTimeouts, executionConfigSchema, resolveTruncationThreshold, type ExecutionConfig, type ExecutionSettings } from './execution.config';
+export { EXECUTION_ENV, checkTimeouts, executionConfigSchema, resolveTruncationThreshold, type ExecutionConfig, type ExecutionSettings } from './execution.config';
 /** The execute pipeline. */
 export { ExecutionService } from './execution.service';
 /** Nest module. */
@@ -8,7 +8,5 @@ export { ExecutionModule } from './execution.module';
 export { truncateStderr, truncateStdout } from './truncation';
 /** Wire types of the execute tool. */
 export type { ExecuteInput, ExecuteOrigin, ExecuteResult, FunctionPolicy, JobHandle } from './execution.types';
-/** Result shaping shared by inline runs, jobs and batch items. */
-export { emptyResult, FAILED, shapeResult } from './result-shape';
 /** Parallel batch items: validation and isolated runs. */
 export { BatchRunner, batchItemCodes, type BatchItem, type BatchItemOutcome } from './batch-runner';

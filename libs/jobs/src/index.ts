@@ -1,7 +1,7 @@
 /** `jobs:` config schema and env overrides. */
 export { JOBS_ENV, jobsConfigSchema, type JobsConfig } from './job.config';
 /** Job and batch records. */
-export { JobKind, JobStatus, isTerminal, type BatchRecord, type JobRecord } from './job.types';
+export { JobStatus, isTerminal, type BatchRecord, type JobRecord } from './job.types';
 /** Job errors. */
 export { BatchNotFoundError, JobNotFoundError } from './job.errors';
 /** Job migrations for the app's data source. */
@@ -11,7 +11,7 @@ export { JOB_QUEUE, type JobProcessor, type JobQueue } from './queue.port';
 export { InProcessJobQueue } from './in-process.queue';
 export { BullMqJobQueue } from './bullmq.queue';
 /** Job and batch service. */
-export { JOB_SETTINGS, JobService, type JobSettings } from './job.service';
+export { JobService, type JobSettings } from './job.service';
 export type { JobFilter } from './job.repository';
 /** Nest module. */
 export { JobsModule, type JobsModuleOptions } from './jobs.module';

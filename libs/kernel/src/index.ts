@@ -1,21 +1,20 @@
 /** Kernel config schemas (environment:, timing) and the secret-name filter. */
-export { KERNEL_ENV, SECRET_NAME, kernelEnvironmentFields, kernelTimingSchema } from './kernel.config';
+export { KERNEL_ENV, kernelEnvironmentFields, kernelTimingSchema } from './kernel.config';
 /** Kernel errors. */
 export { KernelDeadError, KernelStartError } from './kernel.errors';
 /** One kernel process (driver over pipes, own process group). */
 export { KernelProcess, describeExit } from './kernel-process';
 /** Starts and reaps kernels. */
-export { KERNEL_SETTINGS, KernelService, type KernelSettings } from './kernel.service';
+export { KernelService, type KernelSettings } from './kernel.service';
 /** Nest module for the kernel service. */
 export { KernelModule } from './kernel.module';
 /** Kernel environment allow-list. */
 export { buildKernelEnv } from './kernel-env';
 /** Interpreter resolution. */
-export { driverPath, resolvePython, type PythonInfo } from './python';
+export { type PythonInfo } from './python';
 /** Execution result types. */
 export {
   ExecutionOutcome,
-  SERIALIZERS,
   type DumpResult,
   type ExecuteOptions,
   type KernelDisplay,
@@ -30,8 +29,8 @@ export {
 /** Bounded output capture. */
 export { OutputCapture } from './output-capture';
 /** Sandbox config, launch plans and kernel directories. */
-export { SANDBOX_ENV, sandboxConfigSchema, codeScreenOn, needsNamespaces, type SandboxConfig } from './sandbox.config';
-export { Sandbox, type KernelDirs, type LaunchSpec } from './sandbox';
+export { SANDBOX_ENV, sandboxConfigSchema, type SandboxConfig } from './sandbox.config';
+export { type KernelDirs, type LaunchSpec } from './sandbox';
 /** The first directory on a path that other users cannot traverse (what stops a per-kernel uid). */
 export { closedAncestor } from './mount-plan';
 /** Kernel-side transfer files: where stash() writes handles, and handing host-written files to a kernel. */
@@ -42,6 +41,6 @@ export { type KernelLease, type PoolStatus } from './kernel-pool';
 export { UidLeases, type UidLeaseOptions } from './uid-lease';
 export { lockDataDir } from './data-dir-lock';
 /** Per-session caps: cgroups (memory, processes) and the disk quota of a session's directory. */
-export { Cgroups, SessionCgroup, type CgroupCounters } from './cgroup';
+export { Cgroups, type CgroupCounters } from './cgroup';
 export { discoverHierarchies } from './cgroup-hierarchy';
-export { diskUsage, type DiskUsage } from './session-limits';
+export { type DiskUsage } from './session-limits';

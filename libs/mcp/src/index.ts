@@ -2,13 +2,9 @@
 export { McpEndpoint, type McpEndpointOptions, type McpRequest } from './mcp-endpoint';
 /** Tool definitions and the server spec an app provides. */
 export { defineTool, integer, RawToolResult, TaskCreated, ToolFailure, type McpServerSpec, type TaskBackend, type TaskView, type ToolContext, type ToolDefinition } from './mcp.types';
-/** Tasks extension helpers. */
-export { TASKS_EXTENSION } from './tasks';
-/** Handler value / error → MCP tool result. */
-export { errorToToolResult, taskWire, toToolResult } from './tool-result';
 /** Ids a tool result refers to (session, job, batch) in its `_meta`, and the code-tool name rule. */
-export { isExecuteTool, RESULT_REFS_META, resultRefs, withRefs, type ResultRefs } from './result-refs';
+export { isExecuteTool, resultRefs, type ResultRefs } from './result-refs';
 /** Tools as tools/list shows them (for GET /catalog). */
 export { listedTools, type ListedTool } from './listed-tools';
 /** Requests refused before the SDK (HTTP method, Content-Type, unbounded names and ids). */
-export { envelopeRefusal, MAX_NAME_CHARS, MCP_HTTP_METHODS, transportRefusal, type Refusal } from './request-guard';
+export { envelopeRefusal, type Refusal } from './request-guard';

@@ -7,7 +7,7 @@ export { SESSION_MIGRATIONS } from './session.migrations';
 /** Signed session ids carrying their replica. */
 export { SessionIdCodec } from './session-id';
 /** Session lifecycle service and runtime. */
-export { SESSION_SETTINGS, SessionService, type SessionRuntime, type SessionSettings } from './session.service';
+export { SessionService, type SessionRuntime, type SessionSettings } from './session.service';
 /** Nest module. */
 export { SessionModule } from './session.module';
 /** Session types. */

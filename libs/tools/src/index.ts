@@ -1,11 +1,9 @@
 /** Domain catalog types (tools, states, skills). */
 export type { DomainCatalog, ParameterSpec, ReturnSpec, SkillDef, StateSpec, ToolDef } from './tools.types';
 /** Tool manifest validation. */
-export { buildCatalog, loadManifest, manifestSchema } from './manifest';
+export { buildCatalog } from './manifest';
 /** server.yaml `tools:` / `skills:` and loading them. */
 export { kernelToolSpecs, loadDomain, SEARCH_ENV, searchConfigSchema, skillsConfigSchema, toolsConfigSchema, type LoadedDomain, type SearchConfig } from './tools.config';
-/** Markdown skills with front matter. */
-export { discoverSkills } from './skills';
 /** BM25 tool and skill search. */
 export { searchInputSchema, ToolSearch, toolAffordances, type SearchCategory, type SearchHit } from './search';
 /** State graph planner. */

@@ -1,19 +1,15 @@
 /** @stoa/transfer: data in and out of sessions — artifacts, download links, send, object transfer, asset tags, handles. */
 /** `transfer:` and `publishers:` config, env overrides. */
-export { MAX_TRANSFER_BYTES, publishersConfigSchema, TRANSFER_ENV, transferConfigSchema, type PublishersConfig, type TransferConfig } from './transfer.config';
+export { publishersConfigSchema, TRANSFER_ENV, transferConfigSchema, type PublishersConfig, type TransferConfig } from './transfer.config';
 /** Settings the executor resolves from config, and the optional catalog hook for asset tags. */
-export { ASSET_CATALOG, TRANSFER_SETTINGS, type AssetCatalog, type PeerDestination, type TransferSettings } from './transfer.settings';
+export { ASSET_CATALOG, type AssetCatalog, type PeerDestination, type TransferSettings } from './transfer.settings';
 /** Artifact discovery in AGORA_OUTPUT_DIR (reference §2.7). */
 export { artifactNote, changedArtifacts, snapshotOutputs, type Artifact, type OutputSnapshot } from './artifacts/artifacts';
-/** Signed, expiring download links. */
-export { ArtifactLinks } from './artifacts/artifact-links';
 /** Safe file access inside directories a kernel can write. */
-export { checkRelativeName, openKernelDir, openKernelFile, unlinkKernelFile, type OpenedFile } from './files/safe-files';
+export { checkRelativeName, openKernelFile, type OpenedFile } from './files/safe-files';
 /** Asset tags and handles in code (the execute pipeline's resolve step). */
-export { asSerializer, CodeInputs } from './inputs/code-inputs';
-export { AssetResolver, parseTag, TAG_GUIDANCE } from './inputs/asset-resolver';
-export { AssetArgumentError, defaultAssetExempt, withAssetArguments } from './inputs/asset-arguments';
-export { HANDLE_RE, HandleStore } from './inputs/handle-store';
+export { AssetArgumentError, withAssetArguments } from './inputs/asset-arguments';
+export { HandleStore } from './inputs/handle-store';
 /** Outbound object-transfer policy (reference §6.4) and the peer registry (§6.2). */
 export * from './peers/target-url';
 export * from './peers/peer-registry';
