@@ -14,7 +14,8 @@ const APPS = folders('apps');
 
 // no-restricted-imports matches the import text (static imports and re-exports; not import() or require), so each
 // lib and app gets its own list naming the others.
-const PUBLIC_API = 'only its src/index.ts is public. Import `@stoa/<lib>`; if what you need is not exported there, export it from that index.ts.';
+const PUBLIC_API =
+  'only its src/index.ts is public. Import `@stoa/<lib>`; if what you need is not exported there, export it from that index.ts.';
 const outsideLibImports = [
   { group: ['@stoa/*/**'], message: `Deep import into a lib: ${PUBLIC_API}` },
   { regex: '(^|/)libs/[^/]+/src(/|$)', message: `Path import into a lib: ${PUBLIC_API}` },
@@ -24,7 +25,10 @@ const libBoundaries = LIBS.map((lib) => ({
   files: [`libs/${lib}/**/*.ts`],
   rules: restrictImports([
     ...outsideLibImports,
-    { regex: `^(\\.\\./)+(${LIBS.filter((l) => l !== lib).join('|')})/src(/|$)`, message: `Relative import into another lib: ${PUBLIC_API}` },
+    {
+      regex: `^(\\.\\./)+(${LIBS.filter((l) => l !== lib).join('|')})/src(/|$)`,
+      message: `Relative import into another lib: ${PUBLIC_API}`,
+    },
     { group: ['**/apps/**', 'apps/*'], message: 'libs must not import apps: move what both need into a lib.' },
   ]),
 }));
@@ -33,13 +37,17 @@ const appBoundaries = APPS.map((app) => ({
   files: [`apps/${app}/**/*.ts`],
   rules: restrictImports([
     ...outsideLibImports,
-    { regex: `^(\\.\\./)+(apps/)?(${APPS.filter((a) => a !== app).join('|')})/`, message: 'apps must not import other apps: move what both need into a lib.' },
+    {
+      regex: `^(\\.\\./)+(apps/)?(${APPS.filter((a) => a !== app).join('|')})/`,
+      message: 'apps must not import other apps: move what both need into a lib.',
+    },
   ]),
 }));
 
 // Entities stay inside their lib (STYLE: persistence only through repositories); libs/persistence is the contract.
 // Recognised by file name (`*.entity.ts`, `*.entities.ts`): an entity re-exported through another module slips by.
-const ENTITY_EXPORT = 'An entity in a lib\'s public API: export the repository\'s record type (`*.types.ts`) instead; tests inside the lib import the entity from ../src.';
+const ENTITY_EXPORT =
+  "An entity in a lib's public API: export the repository's record type (`*.types.ts`) instead; tests inside the lib import the entity from ../src.";
 const noEntityExports = {
   files: ['libs/*/src/index.ts'],
   ignores: ['libs/persistence/src/index.ts'],

@@ -1,8 +1,27 @@
 import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
-const libs = ['core', 'config', 'persistence', 'mcp', 'kernel', 'sessions', 'execution', 'auth', 'tools', 'jobs', 'provision', 'connectors', 'audit', 'transfer', 'catalog', 'client'];
-const alias = Object.fromEntries(libs.map((l) => [`@stoa/${l}`, resolve(import.meta.dirname, `libs/${l}/src/index.ts`)]));
+const libs = [
+  'core',
+  'config',
+  'persistence',
+  'mcp',
+  'kernel',
+  'sessions',
+  'execution',
+  'auth',
+  'tools',
+  'jobs',
+  'provision',
+  'connectors',
+  'audit',
+  'transfer',
+  'catalog',
+  'client',
+];
+const alias = Object.fromEntries(
+  libs.map((l) => [`@stoa/${l}`, resolve(import.meta.dirname, `libs/${l}/src/index.ts`)]),
+);
 
 export default defineConfig({
   resolve: { alias },
@@ -11,7 +30,12 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: ['libs/**/src/**/*.spec.ts', 'apps/**/src/**/*.spec.ts'] } },
       {
         extends: true,
-        test: { name: 'integration', include: ['libs/**/test/**/*.int-spec.ts'], testTimeout: 60_000, hookTimeout: 60_000 },
+        test: {
+          name: 'integration',
+          include: ['libs/**/test/**/*.int-spec.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
       },
       {
         extends: true,

@@ -20,7 +20,15 @@ import { dirname } from 'node:path';
 import { BullMqJobQueue, InProcessJobQueue, type JobProcessor, type JobQueue } from '@stoa/jobs';
 import { type RunningExecutor, startExecutor } from '../test/support/executor-process';
 import { emit, emitFigures, note, quietNestLogger, rounds, summarize, type Summary, runBench } from './lib/bench';
-import { adminBatchTimes, BENCH_REDIS_URL, dropRedisPrefix, openRedisSockets, pollBatch, sleep, uniquePrefix } from './lib/jobs';
+import {
+  adminBatchTimes,
+  BENCH_REDIS_URL,
+  dropRedisPrefix,
+  openRedisSockets,
+  pollBatch,
+  sleep,
+  uniquePrefix,
+} from './lib/jobs';
 import { type BenchClient, connect } from './lib/mcp';
 
 const BENCH = 'async-job';
@@ -36,7 +44,12 @@ const GOAL_PORT_BULLMQ_P50_MS = 10;
 const r3 = (n: number): number => Number(n.toFixed(3));
 
 /** Rotating interleave: round i runs the subjects starting at index i. */
-async function interleave<K extends string>(what: string, subjects: Record<K, () => Promise<number>>, warmup: number, samples: number): Promise<Record<K, number[]>> {
+async function interleave<K extends string>(
+  what: string,
+  subjects: Record<K, () => Promise<number>>,
+  warmup: number,
+  samples: number,
+): Promise<Record<K, number[]>> {
   const names = Object.keys(subjects) as K[];
   const out = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<K, number[]>;
   note(`${what}: warm-up ${warmup} rounds, then ${samples} measured rounds (${names.join(' / ')}, interleaved)`);
@@ -55,7 +68,13 @@ async function interleave<K extends string>(what: string, subjects: Record<K, ()
 async function portLayer(prefix: string): Promise<void> {
   const lost: string[] = [];
   const inProcess = new InProcessJobQueue();
-  const bullmq = new BullMqJobQueue({ url: BENCH_REDIS_URL, prefix, lockDurationMs: 30_000, stalledIntervalMs: 30_000, onLost: (id, why) => lost.push(`${id}: ${why}`) });
+  const bullmq = new BullMqJobQueue({
+    url: BENCH_REDIS_URL,
+    prefix,
+    lockDurationMs: 30_000,
+    stalledIntervalMs: 30_000,
+    onLost: (id, why) => lost.push(`${id}: ${why}`),
+  });
   await bullmq.init();
   const queue = 'noop';
   const waiters = new Map<string, { expect: number; resolve: (t: number) => void; reject: (e: Error) => void }>();
@@ -80,12 +99,20 @@ async function portLayer(prefix: string): Promise<void> {
     const t0 = performance.now();
     await q.enqueue(queue, jobId, { i });
     const tEnq = performance.now();
-    const t1 = await Promise.race([finished, sleep(10_000).then(() => Promise.reject(new Error(`${q.backend}: job ${jobId} not processed within 10 s`)))]);
+    const t1 = await Promise.race([
+      finished,
+      sleep(10_000).then(() => Promise.reject(new Error(`${q.backend}: job ${jobId} not processed within 10 s`))),
+    ]);
     if (q.backend === 'bullmq') enqueueReturned.push(tEnq - t0);
     return t1 - t0;
   };
   try {
-    const s = await interleave('job port', { 'port-in-process': oneJob(inProcess), 'port-bullmq': oneJob(bullmq) }, PORT_WARMUP, PORT_SAMPLES);
+    const s = await interleave(
+      'job port',
+      { 'port-in-process': oneJob(inProcess), 'port-bullmq': oneJob(bullmq) },
+      PORT_WARMUP,
+      PORT_SAMPLES,
+    );
     if (lost.length) throw new Error(`BullMQ gave up jobs: ${lost.join('; ')}`);
     const inp = summarize(s['port-in-process']);
     const bull = summarize(s['port-bullmq']);
@@ -93,14 +120,24 @@ async function portLayer(prefix: string): Promise<void> {
     emitFigures(BENCH, 'port-in-process', inp);
     emitFigures(BENCH, 'port-bullmq', bull, { name: 'port-in-process', summary: inp });
     // goal_max on this line applies to value (ms), not to the ratio.
-    emit({ bench: BENCH, subject: 'port-bullmq', metric: 'p50_ms', value: r3(bull.p50_ms), n: bull.n, goal_max: GOAL_PORT_BULLMQ_P50_MS });
+    emit({
+      bench: BENCH,
+      subject: 'port-bullmq',
+      metric: 'p50_ms',
+      value: r3(bull.p50_ms),
+      n: bull.n,
+      goal_max: GOAL_PORT_BULLMQ_P50_MS,
+    });
     emitFigures(BENCH, 'port-bullmq-enqueue-call', enq);
   } finally {
     await bullmq.close();
     await inProcess.close();
     await sleep(300); // let disconnect() settle
     const open = openRedisSockets(BENCH_REDIS_URL);
-    if (open) note(`BullMqJobQueue.close() left ${open} Redis connection(s) open (the ones passed to its Queue/Worker); main() exits explicitly`);
+    if (open)
+      note(
+        `BullMqJobQueue.close() left ${open} Redis connection(s) open (the ones passed to its Queue/Worker); main() exits explicitly`,
+      );
   }
 }
 
@@ -116,17 +153,25 @@ interface ExecResult {
 }
 
 /** Runs `code` in async_only mode and waits for the job; returns the session id. */
-async function asyncRun(client: BenchClient, code: string, sessionId?: string): Promise<{ sessionId: string; polls: number; submitMs: number }> {
+async function asyncRun(
+  client: BenchClient,
+  code: string,
+  sessionId?: string,
+): Promise<{ sessionId: string; polls: number; submitMs: number }> {
   const t0 = performance.now();
-  const h = JSON.parse(await client.call('execute_demo_code', { code, ...(sessionId ? { execution_session_id: sessionId } : {}) })) as ExecResult;
+  const h = JSON.parse(
+    await client.call('execute_demo_code', { code, ...(sessionId ? { execution_session_id: sessionId } : {}) }),
+  ) as ExecResult;
   const submitMs = performance.now() - t0;
-  if (h.status !== 'running' || !h.job_id || h.poll_tool !== 'demo_check_job' || !h.session_id) throw new Error(`not a job handle: ${JSON.stringify(h)}`);
+  if (h.status !== 'running' || !h.job_id || h.poll_tool !== 'demo_check_job' || !h.session_id)
+    throw new Error(`not a job handle: ${JSON.stringify(h)}`);
   if (sessionId && h.session_id !== sessionId) throw new Error(`job ran in ${h.session_id}, not ${sessionId}`);
   const deadline = performance.now() + 20_000;
   for (let polls = 1; ; polls++) {
     const j = JSON.parse(await client.call('demo_check_job', { job_id: h.job_id })) as ExecResult;
     if (j.status === 'completed') {
-      if (!j.success || j.session_id !== h.session_id) throw new Error(`job ${h.job_id} completed badly: ${JSON.stringify(j)}`);
+      if (!j.success || j.session_id !== h.session_id)
+        throw new Error(`job ${h.job_id} completed badly: ${JSON.stringify(j)}`);
       return { sessionId: h.session_id, polls, submitMs };
     }
     if (j.status !== 'running') throw new Error(`job ${h.job_id} ended ${j.status}: ${JSON.stringify(j)}`);
@@ -151,13 +196,21 @@ async function mcpLayer(prefix: string, started: RunningExecutor[]): Promise<voi
   try {
     const exSync = await start('sync', { execution: { mode: 'sync' } });
     const exInp = await start('async in-process', { execution: { mode: 'async_only' } });
-    const exBull = await start('async bullmq', { execution: { mode: 'async_only' }, jobs: { redis_url: BENCH_REDIS_URL, prefix } });
-    const [cSync, cInp, cBull] = await Promise.all([connect(exSync.mcpUrl), connect(exInp.mcpUrl), connect(exBull.mcpUrl)]);
+    const exBull = await start('async bullmq', {
+      execution: { mode: 'async_only' },
+      jobs: { redis_url: BENCH_REDIS_URL, prefix },
+    });
+    const [cSync, cInp, cBull] = await Promise.all([
+      connect(exSync.mcpUrl),
+      connect(exInp.mcpUrl),
+      connect(exBull.mcpUrl),
+    ]);
     const clients = [cSync, cInp, cBull];
 
     // Warm sessions: one per executor, created before the rounds.
     const syncCreated = JSON.parse(await cSync.call('execute_demo_code', { code: 'x = 0' })) as ExecResult;
-    if (!syncCreated.success || !syncCreated.session_id) throw new Error(`sync session: ${JSON.stringify(syncCreated)}`);
+    if (!syncCreated.success || !syncCreated.session_id)
+      throw new Error(`sync session: ${JSON.stringify(syncCreated)}`);
     const syncSession = syncCreated.session_id;
     const inpSession = (await asyncRun(cInp, 'x = 0')).sessionId;
     const bullSession = (await asyncRun(cBull, 'x = 0')).sessionId;
@@ -180,9 +233,12 @@ async function mcpLayer(prefix: string, started: RunningExecutor[]): Promise<voi
       {
         sync: async () => {
           const t0 = performance.now();
-          const r = JSON.parse(await cSync.call('execute_demo_code', { code: 'x = 1', execution_session_id: syncSession })) as ExecResult;
+          const r = JSON.parse(
+            await cSync.call('execute_demo_code', { code: 'x = 1', execution_session_id: syncSession }),
+          ) as ExecResult;
           const ms = performance.now() - t0;
-          if (!r.success || r.session_id !== syncSession || r.job_id) throw new Error(`sync execute: ${JSON.stringify(r)}`);
+          if (!r.success || r.session_id !== syncSession || r.job_id)
+            throw new Error(`sync execute: ${JSON.stringify(r)}`);
           return ms;
         },
         'async-in-process': jobSubject('async-in-process', cInp, inpSession),
@@ -199,17 +255,21 @@ async function mcpLayer(prefix: string, started: RunningExecutor[]): Promise<voi
     const batchSubject = (label: string, c: BenchClient, ex: RunningExecutor) => async () => {
       const n = seq++;
       const t0 = performance.now();
-      const b = JSON.parse(await c.call('demo_parallel_execute', { code: 'result = n + 1', inputs: [{ n }] })) as { batch_id?: string };
+      const b = JSON.parse(await c.call('demo_parallel_execute', { code: 'result = n + 1', inputs: [{ n }] })) as {
+        batch_id?: string;
+      };
       if (!b.batch_id) throw new Error(`parallel_execute: ${JSON.stringify(b)}`);
       const submitMs = performance.now() - t0;
       const { view, polls: p } = await pollBatch(c, b.batch_id, POLL_GAP_MS, 30_000);
       const ms = performance.now() - t0;
       const seenAt = Date.now();
       const item = view.jobs[0];
-      if (view.status !== 'completed' || view.completed !== 1 || view.jobs.length !== 1 || item?.result !== n + 1) throw new Error(`batch ${b.batch_id}: ${JSON.stringify(view)}`);
+      if (view.status !== 'completed' || view.completed !== 1 || view.jobs.length !== 1 || item?.result !== n + 1)
+        throw new Error(`batch ${b.batch_id}: ${JSON.stringify(view)}`);
       track(label, p, submitMs);
       const [rec] = await adminBatchTimes(ex.url, b.batch_id);
-      if (!rec?.startedAt || !rec.completedAt) throw new Error(`batch ${b.batch_id}: admin record without start/end: ${JSON.stringify(rec)}`);
+      if (!rec?.startedAt || !rec.completedAt)
+        throw new Error(`batch ${b.batch_id}: admin record without start/end: ${JSON.stringify(rec)}`);
       const ph = (phases[label] ??= { queued: [], run: [], seen: [], exec: [] });
       ph.queued.push(rec.startedAt - rec.createdAt);
       ph.run.push(rec.completedAt - rec.startedAt);
@@ -229,7 +289,8 @@ async function mcpLayer(prefix: string, started: RunningExecutor[]): Promise<voi
           const t0 = performance.now();
           const r = JSON.parse(await cSync.call('execute_demo_code', { code: 'x = 1' })) as ExecResult;
           const ms = performance.now() - t0;
-          if (!r.success || !r.session_id || r.session_id === syncSession) throw new Error(`new-session execute: ${JSON.stringify(r)}`);
+          if (!r.success || !r.session_id || r.session_id === syncSession)
+            throw new Error(`new-session execute: ${JSON.stringify(r)}`);
           await closeSession(cSync, r.session_id);
           return ms;
         },
@@ -240,19 +301,28 @@ async function mcpLayer(prefix: string, started: RunningExecutor[]): Promise<voi
       BATCH_SAMPLES,
     );
     // Every demo_parallel_execute from a stateless client creates a parent session (no kernel) that stays live.
-    for (const [c, label] of [[cInp, 'in-process'], [cBull, 'bullmq']] as const) {
+    for (const [c, label] of [
+      [cInp, 'in-process'],
+      [cBull, 'bullmq'],
+    ] as const) {
       const live = (JSON.parse(await c.call('demo_list_sessions', { summary_only: true })) as { count: number }).count;
-      note(`${label}: ${live} live sessions after ${BATCH_WARMUP + BATCH_SAMPLES} one-item batches (1 warm session + one parent per batch)`);
+      note(
+        `${label}: ${live} live sessions after ${BATCH_WARMUP + BATCH_SAMPLES} one-item batches (1 warm session + one parent per batch)`,
+      );
     }
     for (const [c, id] of parents) await closeSession(c, id);
 
     for (const [k, v] of Object.entries(polls)) {
       const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
-      note(`${k}: submit call p50 ${summarize(submits[k] as number[]).p50_ms.toFixed(2)} ms, ${mean(v).toFixed(1)} polls on average (incl. warm-up)`);
+      note(
+        `${k}: submit call p50 ${summarize(submits[k] as number[]).p50_ms.toFixed(2)} ms, ${mean(v).toFixed(1)} polls on average (incl. warm-up)`,
+      );
     }
     for (const [k, ph] of Object.entries(phases)) {
       const p50 = (a: number[]) => summarize(a.slice(-BATCH_SAMPLES)).p50_ms.toFixed(0);
-      note(`${k} (p50, executor clock, ms resolution): created→claimed ${p50(ph.queued)} ms, claimed→finished ${p50(ph.run)} ms (of which execution_time ${p50(ph.exec)} ms), finished→seen by the poller ${p50(ph.seen)} ms`);
+      note(
+        `${k} (p50, executor clock, ms resolution): created→claimed ${p50(ph.queued)} ms, claimed→finished ${p50(ph.run)} ms (of which execution_time ${p50(ph.exec)} ms), finished→seen by the poller ${p50(ph.seen)} ms`,
+      );
     }
 
     const sync = summarize(warm.sync);
@@ -281,7 +351,11 @@ async function mcpLayer(prefix: string, started: RunningExecutor[]): Promise<voi
 
 async function main(): Promise<void> {
   quietNestLogger();
-  note(`load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on the machine skews the figures)`);
+  note(
+    `load average at start: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} (other work on the machine skews the figures)`,
+  );
   const portPrefix = uniquePrefix('port');
   const exPrefix = uniquePrefix('async');
   const executors: RunningExecutor[] = [];
@@ -290,10 +364,17 @@ async function main(): Promise<void> {
     await mcpLayer(exPrefix, executors);
   } finally {
     for (const ex of executors) rmSync(dirname(ex.dataDir), { recursive: true, force: true });
-    for (const p of [portPrefix, exPrefix]) note(`redis: ${await dropRedisPrefix(BENCH_REDIS_URL, p)} keys under ${p}: deleted`);
+    for (const p of [portPrefix, exPrefix])
+      note(`redis: ${await dropRedisPrefix(BENCH_REDIS_URL, p)} keys under ${p}: deleted`);
   }
 }
 
-process.on('exit', () => note(`load average at end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`));
+process.on('exit', () =>
+  note(
+    `load average at end: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  ),
+);
 
 runBench(BENCH, main);

@@ -32,17 +32,21 @@ type Reply = Exclude<VerifyReply, { type: 'ready' }>;
 
 async function startVerifyWorker(idp: TestOidcIssuer): Promise<VerifyWorker> {
   const root = dirname(__dirname);
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'lib', 'entra-verify-worker.ts')], {
-    cwd: root,
-    // The child's stdout goes to our stderr: stdout stays JSON lines.
-    stdio: ['ignore', 2, 2, 'ipc'],
-    env: {
-      ...process.env,
-      TSX_TSCONFIG_PATH: join(root, 'tsconfig.json'),
-      NODE_EXTRA_CA_CERTS: idp.caFile,
-      STOA_BENCH_ENTRA: JSON.stringify({ tenant_id: idp.tenant, client_id: idp.clientId, authority: idp.authority }),
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(__dirname, 'lib', 'entra-verify-worker.ts')],
+    {
+      cwd: root,
+      // The child's stdout goes to our stderr: stdout stays JSON lines.
+      stdio: ['ignore', 2, 2, 'ipc'],
+      env: {
+        ...process.env,
+        TSX_TSCONFIG_PATH: join(root, 'tsconfig.json'),
+        NODE_EXTRA_CA_CERTS: idp.caFile,
+        STOA_BENCH_ENTRA: JSON.stringify({ tenant_id: idp.tenant, client_id: idp.clientId, authority: idp.authority }),
+      },
     },
-  });
+  );
   const pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
   let nextId = 0;
   let onReady!: () => void;
@@ -93,7 +97,10 @@ async function main(): Promise<void> {
   try {
     const env = { NODE_EXTRA_CA_CERTS: idp.caFile };
     // Default JWKS cache settings (600 s max age, 30 s cooldown), as in production.
-    const entra = await startExecutor({ config: { auth: { tenant_id: idp.tenant, client_id: idp.clientId, authority: idp.authority } }, env });
+    const entra = await startExecutor({
+      config: { auth: { tenant_id: idp.tenant, client_id: idp.clientId, authority: idp.authority } },
+      env,
+    });
     executors.push(entra);
     const noop = await startExecutor({ env });
     executors.push(noop);
@@ -105,8 +112,13 @@ async function main(): Promise<void> {
     const expectedPrincipal = `${oid}@${idp.tenant}`;
 
     // The Entra executor must really refuse a call without a token, else we would measure nothing.
-    const unauth = await fetch(entra.mcpUrl, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
-    if (unauth.status !== 401) throw new Error(`Entra executor answered ${unauth.status} to a request without a token (expected 401)`);
+    const unauth = await fetch(entra.mcpUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{}',
+    });
+    if (unauth.status !== 401)
+      throw new Error(`Entra executor answered ${unauth.status} to a request without a token (expected 401)`);
 
     // Same client library, same token on the wire for both: no-op auth decodes it unverified.
     const entraClient = await connect(entra.mcpUrl, { token });
@@ -133,7 +145,8 @@ async function main(): Promise<void> {
       },
       verify: async () => {
         const r = await verifier.verify(token);
-        if (r.principal !== expectedPrincipal) throw new Error(`verify: principal ${r.principal}, expected ${expectedPrincipal}`);
+        if (r.principal !== expectedPrincipal)
+          throw new Error(`verify: principal ${r.principal}, expected ${expectedPrincipal}`);
         return r.ms;
       },
     };
@@ -156,7 +169,10 @@ async function main(): Promise<void> {
     }
     // The verifier alone with no idle gap between calls (warm thread pool and caches): its floor.
     const hot = await verifier.backToBack(token, SAMPLES);
-    if (idp.jwksRequests !== jwksAfterWarmup) throw new Error(`the JWKS was refetched while measuring (${jwksAfterWarmup} → ${idp.jwksRequests} requests): keys were not cached`);
+    if (idp.jwksRequests !== jwksAfterWarmup)
+      throw new Error(
+        `the JWKS was refetched while measuring (${jwksAfterWarmup} → ${idp.jwksRequests} requests): keys were not cached`,
+      );
     note(`JWKS requests: ${idp.jwksRequests} (all during warm-up)`);
 
     const e = summarize(samples.entra);
@@ -166,8 +182,25 @@ async function main(): Promise<void> {
     emitFigures(BENCH, 'entra', e, { name: 'noop-auth', summary: n });
     const r3 = (x: number) => Number(x.toFixed(3));
     // Added time = difference of the percentiles; `ratio` repeats entra / noop-auth at that percentile.
-    emit({ bench: BENCH, subject: 'entra', metric: 'p50_added_ms', value: r3(e.p50_ms - n.p50_ms), n: e.n, baseline: 'noop-auth', ratio: r3(e.p50_ms / n.p50_ms), goal_max: GOAL_ADDED_MS });
-    emit({ bench: BENCH, subject: 'entra', metric: 'p99_added_ms', value: r3(e.p99_ms - n.p99_ms), n: e.n, baseline: 'noop-auth', ratio: r3(e.p99_ms / n.p99_ms) });
+    emit({
+      bench: BENCH,
+      subject: 'entra',
+      metric: 'p50_added_ms',
+      value: r3(e.p50_ms - n.p50_ms),
+      n: e.n,
+      baseline: 'noop-auth',
+      ratio: r3(e.p50_ms / n.p50_ms),
+      goal_max: GOAL_ADDED_MS,
+    });
+    emit({
+      bench: BENCH,
+      subject: 'entra',
+      metric: 'p99_added_ms',
+      value: r3(e.p99_ms - n.p99_ms),
+      n: e.n,
+      baseline: 'noop-auth',
+      ratio: r3(e.p99_ms / n.p99_ms),
+    });
     emitFigures(BENCH, 'verify-only', v);
     emitFigures(BENCH, 'verify-only-back-to-back', summarize(hot));
 

@@ -17,9 +17,24 @@ async function main(): Promise<void> {
   // One after another: three executors starting at once on a busy 2-core machine can miss the harness's 30 s start bound.
   const workers: RunningExecutor[] = [];
   for (let i = 0; i < WEIGHTS.length; i++) {
-    workers.push(await startExecutor({ config: { sessions: { replica: `r${i + 1}`, id_signing_key: KEY, warm_pool: SMOKE ? 0 : 2, max_sessions: SESSIONS + 50 } } }));
+    workers.push(
+      await startExecutor({
+        config: {
+          sessions: {
+            replica: `r${i + 1}`,
+            id_signing_key: KEY,
+            warm_pool: SMOKE ? 0 : 2,
+            max_sessions: SESSIONS + 50,
+          },
+        },
+      }),
+    );
   }
-  const dispatcher = await startDispatcher({ workers: workers.map((w, i) => ({ name: `w${i + 1}`, url: w.url, weight: WEIGHTS[i] })), worker_auth: { mode: 'passthrough', audience: 'dev' }, session_key: KEY });
+  const dispatcher = await startDispatcher({
+    workers: workers.map((w, i) => ({ name: `w${i + 1}`, url: w.url, weight: WEIGHTS[i] })),
+    worker_auth: { mode: 'passthrough', audience: 'dev' },
+    session_key: KEY,
+  });
   try {
     const via = await connect(dispatcher.mcpUrl);
     const direct = await connect(workers[1]!.mcpUrl);
@@ -42,11 +57,23 @@ async function main(): Promise<void> {
     const total = WEIGHTS.reduce((a, b) => a + b, 0);
     WEIGHTS.forEach((w, i) => {
       const got = counts[`r${i + 1}`] ?? 0;
-      emit({ bench: BENCH, subject: `w${i + 1}`, metric: 'share', value: Math.round((got / SESSIONS) * 1000) / 1000, n: got, weight: w, expected: Math.round((w / total) * 1000) / 1000 });
+      emit({
+        bench: BENCH,
+        subject: `w${i + 1}`,
+        metric: 'share',
+        value: Math.round((got / SESSIONS) * 1000) / 1000,
+        n: got,
+        weight: w,
+        expected: Math.round((w / total) * 1000) / 1000,
+      });
     });
     const base = summarize(straight);
     emitFigures(BENCH, 'new-session-direct', base);
-    emitFigures(BENCH, 'new-session-dispatched', summarize(routed), { name: 'new-session-direct', summary: base, goalMax: 1.35 });
+    emitFigures(BENCH, 'new-session-dispatched', summarize(routed), {
+      name: 'new-session-direct',
+      summary: base,
+      goalMax: 1.35,
+    });
     await via.close();
     await direct.close();
   } finally {

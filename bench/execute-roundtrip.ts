@@ -21,13 +21,23 @@ const KERNEL_OPTS = { timeoutMs: 300_000, graceMs: 3_000, captureChars: 50_000 }
 async function main(): Promise<void> {
   quietNestLogger();
   const executor = await startExecutor();
-  const kernels = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000, dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')) });
+  const kernels = new KernelService({
+    python: 'python3',
+    env: {},
+    passthroughEnv: [],
+    startTimeoutMs: 20_000,
+    dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')),
+  });
   const cwd = mkdtempSync(join(tmpdir(), 'stoa-bench-'));
   const scratch = [cwd];
   try {
     const client = await connect(executor.mcpUrl);
-    const created = JSON.parse(await client.call('execute_demo_code', { code: 'x = 1' })) as { session_id?: string; success?: boolean };
-    if (!created.success || !created.session_id) throw new Error(`could not create a session: ${JSON.stringify(created)}`);
+    const created = JSON.parse(await client.call('execute_demo_code', { code: 'x = 1' })) as {
+      session_id?: string;
+      success?: boolean;
+    };
+    if (!created.success || !created.session_id)
+      throw new Error(`could not create a session: ${JSON.stringify(created)}`);
     const sessionId = created.session_id;
 
     const kernel = await kernels.start(kernels.allocateDirs());
@@ -35,7 +45,9 @@ async function main(): Promise<void> {
 
     const subjects = {
       execute: async () => {
-        const r = JSON.parse(await client.call('execute_demo_code', { code: 'x+1', execution_session_id: sessionId })) as { stdout?: string; session_id?: string };
+        const r = JSON.parse(
+          await client.call('execute_demo_code', { code: 'x+1', execution_session_id: sessionId }),
+        ) as { stdout?: string; session_id?: string };
         return r.stdout === '2\n' && r.session_id === sessionId;
       },
       trivial: async () => {
@@ -50,7 +62,9 @@ async function main(): Promise<void> {
     const names = Object.keys(subjects) as (keyof typeof subjects)[];
     const samples: Record<keyof typeof subjects, number[]> = { execute: [], trivial: [], direct: [] };
 
-    note(`warm-up ${WARMUP} rounds, then ${SAMPLES} measured rounds (execute / trivial tool / direct kernel, interleaved)`);
+    note(
+      `warm-up ${WARMUP} rounds, then ${SAMPLES} measured rounds (execute / trivial tool / direct kernel, interleaved)`,
+    );
     for (let i = 0; i < WARMUP + SAMPLES; i++) {
       for (let j = 0; j < names.length; j++) {
         const name = names[(i + j) % names.length] as keyof typeof subjects;

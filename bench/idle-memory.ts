@@ -28,7 +28,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The real interpreter behind `python3` (no pyenv shim), used by the kernels and the baseline. */
 function realPython(): string {
-  return execFileSync(process.env.BENCH_PYTHON ?? 'python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+  return execFileSync(process.env.BENCH_PYTHON ?? 'python3', ['-c', 'import sys; print(sys.executable)'], {
+    encoding: 'utf8',
+  }).trim();
 }
 
 type Kind = 'bwrap' | 'python' | 'other';
@@ -48,8 +50,14 @@ function procMem(pid: number): Mem | undefined {
   try {
     const rss = rssMb(pid);
     const kb: Record<string, number> = {};
-    for (const m of readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').matchAll(/^(\w+):\s+(\d+) kB/gm)) kb[m[1] as string] = Number(m[2]);
-    return { procs: 1, rss, uss: ((kb.Private_Clean ?? 0) + (kb.Private_Dirty ?? 0)) / 1024, pss: (kb.Pss ?? 0) / 1024 };
+    for (const m of readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8').matchAll(/^(\w+):\s+(\d+) kB/gm))
+      kb[m[1] as string] = Number(m[2]);
+    return {
+      procs: 1,
+      rss,
+      uss: ((kb.Private_Clean ?? 0) + (kb.Private_Dirty ?? 0)) / 1024,
+      pss: (kb.Pss ?? 0) / 1024,
+    };
   } catch {
     return undefined;
   }
@@ -84,7 +92,8 @@ function measure(pids: readonly number[]): Record<Kind | 'all', Mem> {
 }
 
 /** "RSS a / USS b / PSS c MiB" of `m` divided by `per`. */
-const fmt = (m: Mem, per: number) => `RSS ${(m.rss / per).toFixed(2)} / USS ${(m.uss / per).toFixed(2)} / PSS ${(m.pss / per).toFixed(2)} MiB`;
+const fmt = (m: Mem, per: number) =>
+  `RSS ${(m.rss / per).toFixed(2)} / USS ${(m.uss / per).toFixed(2)} / PSS ${(m.pss / per).toFixed(2)} MiB`;
 
 /** The baseline: BARE_PROCS idle interpreters, measured once each has started sleeping. */
 async function measureBare(python: string, procs: ChildProcess[]): Promise<Mem> {
@@ -137,7 +146,8 @@ async function runExecutor(label: string, config: Record<string, unknown>): Prom
   const ex = await startExecutor({ config });
   try {
     const pid = ex.proc.pid as number;
-    const health = async () => (await (await fetch(`${ex.url}/health`)).json()) as { kernels: number; sandbox: unknown };
+    const health = async () =>
+      (await (await fetch(`${ex.url}/health`)).json()) as { kernels: number; sandbox: unknown };
     note(`${label}: executor pid ${pid}, sandbox ${JSON.stringify((await health()).sandbox)}`);
     const client = await connect(ex.mcpUrl);
     await client.call('demo_list_sessions', { summary_only: true });
@@ -162,12 +172,20 @@ async function runExecutor(label: string, config: Record<string, unknown>): Prom
 
     await sleep(SETTLE_MS);
     const kernels = (await health()).kernels;
-    if (kernels !== SESSIONS) throw new Error(`${label}: /health reports ${kernels} kernels in use, expected ${SESSIONS}`);
+    if (kernels !== SESSIONS)
+      throw new Error(`${label}: /health reports ${kernels} kernels in use, expected ${SESSIONS}`);
     const mem = measure(descendants(pid));
     const executorAfter = rssMb(pid);
     const expected = SESSIONS * PYTHON_PER_KERNEL;
-    if (mem.python.procs !== expected) throw new Error(`${label}: found ${mem.python.procs} python processes, expected ${expected} (${PYTHON_PER_KERNEL} per kernel)`);
-    for (const kind of ['python', 'bwrap', 'other', 'all'] as const) if (mem[kind].procs) note(`${label}: ${kind}: ${mem[kind].procs} procs, each ${fmt(mem[kind], mem[kind].procs)}; per session ${fmt(mem[kind], SESSIONS)}`);
+    if (mem.python.procs !== expected)
+      throw new Error(
+        `${label}: found ${mem.python.procs} python processes, expected ${expected} (${PYTHON_PER_KERNEL} per kernel)`,
+      );
+    for (const kind of ['python', 'bwrap', 'other', 'all'] as const)
+      if (mem[kind].procs)
+        note(
+          `${label}: ${kind}: ${mem[kind].procs} procs, each ${fmt(mem[kind], mem[kind].procs)}; per session ${fmt(mem[kind], SESSIONS)}`,
+        );
     note(`${label}: executor RSS ${executorBefore.toFixed(1)} → ${executorAfter.toFixed(1)} MiB`);
     await client.close();
     return { mem, executorBefore, executorAfter };
@@ -184,7 +202,8 @@ async function runExecutor(label: string, config: Record<string, unknown>): Prom
 
 async function main(): Promise<void> {
   quietNestLogger();
-  if (!Number.isInteger(SESSIONS) || SESSIONS < 1) throw new Error(`IDLE_SESSIONS must be a positive integer, got ${process.env.IDLE_SESSIONS}`);
+  if (!Number.isInteger(SESSIONS) || SESSIONS < 1)
+    throw new Error(`IDLE_SESSIONS must be a positive integer, got ${process.env.IDLE_SESSIONS}`);
   const python = realPython();
   note(`python: ${python}; ${SESSIONS} sessions per executor`);
   const environment = { python };
@@ -200,7 +219,11 @@ async function main(): Promise<void> {
   note(`bare-python: ${BARE_PROCS} procs, each ${fmt(bare, BARE_PROCS)}`);
 
   const sandboxed = await runExecutor('sandboxed', { environment, sessions });
-  const unsandboxed = await runExecutor('unsandboxed', { environment, sandbox: { network: 'inherit', filesystem: 'host', user: 'server' }, sessions });
+  const unsandboxed = await runExecutor('unsandboxed', {
+    environment,
+    sandbox: { network: 'inherit', filesystem: 'host', user: 'server' },
+    sessions,
+  });
 
   const metrics = [
     ['rss_mb_per_session', 'rss'],
@@ -208,7 +231,13 @@ async function main(): Promise<void> {
     ['pss_mb_per_session', 'pss'],
   ] as const;
   for (const [metric, key] of metrics) {
-    emit({ bench: BENCH, subject: 'bare-python', metric: metric.replace('per_session', 'per_process'), value: round2(bare[key] / BARE_PROCS), n: BARE_PROCS });
+    emit({
+      bench: BENCH,
+      subject: 'bare-python',
+      metric: metric.replace('per_session', 'per_process'),
+      value: round2(bare[key] / BARE_PROCS),
+      n: BARE_PROCS,
+    });
   }
   for (const [subject, run] of [
     ['sandboxed-session', sandboxed],
@@ -217,15 +246,37 @@ async function main(): Promise<void> {
     const procs = { python: run.mem.python.procs, bwrap: run.mem.bwrap.procs, other: run.mem.other.procs };
     for (const [metric, key] of metrics) {
       const value = run.mem.all[key] / SESSIONS;
-      const line: Record<string, unknown> = { bench: BENCH, subject, metric, value: round2(value), n: SESSIONS, baseline: 'bare-python', ratio: round2(value / (bare[key] / BARE_PROCS)) };
+      const line: Record<string, unknown> = {
+        bench: BENCH,
+        subject,
+        metric,
+        value: round2(value),
+        n: SESSIONS,
+        baseline: 'bare-python',
+        ratio: round2(value / (bare[key] / BARE_PROCS)),
+      };
       if (key === 'rss') line.goal_max = GOAL_RSS_MB;
       line.processes = procs;
       emit(line);
     }
   }
   for (const [metric, key] of metrics.slice(0, 2)) {
-    emit({ bench: BENCH, subject: 'sandbox-overhead', metric, value: round2(sandboxed.mem.bwrap[key] / SESSIONS), n: SESSIONS, measure: 'bwrap-processes' });
-    emit({ bench: BENCH, subject: 'sandbox-overhead', metric, value: round2((sandboxed.mem.all[key] - unsandboxed.mem.all[key]) / SESSIONS), n: SESSIONS, measure: 'sandboxed-minus-unsandboxed' });
+    emit({
+      bench: BENCH,
+      subject: 'sandbox-overhead',
+      metric,
+      value: round2(sandboxed.mem.bwrap[key] / SESSIONS),
+      n: SESSIONS,
+      measure: 'bwrap-processes',
+    });
+    emit({
+      bench: BENCH,
+      subject: 'sandbox-overhead',
+      metric,
+      value: round2((sandboxed.mem.all[key] - unsandboxed.mem.all[key]) / SESSIONS),
+      n: SESSIONS,
+      measure: 'sandboxed-minus-unsandboxed',
+    });
   }
   for (const [config, run] of [
     ['sandboxed', sandboxed],

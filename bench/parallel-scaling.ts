@@ -12,7 +12,16 @@ import { dirname, join } from 'node:path';
 import { KernelService } from '@stoa/kernel';
 import { type RunningExecutor, startExecutor } from '../test/support/executor-process';
 import { emit, note, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
-import { adminBatchTimes, BENCH_REDIS_URL, type BatchView, dropRedisPrefix, pollBatch, realPython, runToExit, uniquePrefix } from './lib/jobs';
+import {
+  adminBatchTimes,
+  BENCH_REDIS_URL,
+  type BatchView,
+  dropRedisPrefix,
+  pollBatch,
+  realPython,
+  runToExit,
+  uniquePrefix,
+} from './lib/jobs';
 import { type BenchClient, connect } from './lib/mcp';
 
 const BENCH = 'parallel-scaling';
@@ -58,14 +67,20 @@ async function runBatch(c: BenchClient, ex: RunningExecutor, items: number): Pro
   const inputs = Array.from({ length: items }, (_, n) => ({ n }));
   const t0 = performance.now();
   const submittedAt = Date.now();
-  const b = JSON.parse(await c.call('demo_parallel_execute', { code: CODE, inputs })) as { batch_id?: string; jobs?: unknown[] };
+  const b = JSON.parse(await c.call('demo_parallel_execute', { code: CODE, inputs })) as {
+    batch_id?: string;
+    jobs?: unknown[];
+  };
   if (!b.batch_id || b.jobs?.length !== items) throw new Error(`parallel_execute: ${JSON.stringify(b).slice(0, 500)}`);
   const { view, polls } = await pollBatch(c, b.batch_id, POLL_GAP_MS, 120_000);
   const wallMs = performance.now() - t0;
   check(view, items);
   const recs = await adminBatchTimes(ex.url, b.batch_id);
-  if (recs.length !== items || recs.some((r) => r.startedAt === null || r.completedAt === null)) throw new Error(`admin records of ${b.batch_id} incomplete`);
-  const closed = JSON.parse(await c.call('demo_close_session', { session_id: view.parent_session_id })) as { success?: boolean };
+  if (recs.length !== items || recs.some((r) => r.startedAt === null || r.completedAt === null))
+    throw new Error(`admin records of ${b.batch_id} incomplete`);
+  const closed = JSON.parse(await c.call('demo_close_session', { session_id: view.parent_session_id })) as {
+    success?: boolean;
+  };
   if (!closed.success) throw new Error(`could not close parent session ${view.parent_session_id}`);
   return {
     wallMs,
@@ -78,25 +93,45 @@ async function runBatch(c: BenchClient, ex: RunningExecutor, items: number): Pro
 }
 
 function check(view: BatchView, items: number): void {
-  if (view.status !== 'completed' || view.completed !== items || view.jobs.length !== items) throw new Error(`batch ${view.batch_id}: status ${view.status}, ${view.completed}/${items} completed, ${view.failed} failed`);
+  if (view.status !== 'completed' || view.completed !== items || view.jobs.length !== items)
+    throw new Error(
+      `batch ${view.batch_id}: status ${view.status}, ${view.completed}/${items} completed, ${view.failed} failed`,
+    );
   for (const j of view.jobs) {
-    if (j.result !== EXPECTED(j.input_index)) throw new Error(`batch ${view.batch_id} item ${j.input_index}: result ${JSON.stringify(j.result)}, expected ${EXPECTED(j.input_index)}`);
-    if (!j.execution?.success || !(j.execution.execution_time >= 0)) throw new Error(`batch ${view.batch_id} item ${j.input_index}: execution ${JSON.stringify(j.execution)}`);
+    if (j.result !== EXPECTED(j.input_index))
+      throw new Error(
+        `batch ${view.batch_id} item ${j.input_index}: result ${JSON.stringify(j.result)}, expected ${EXPECTED(j.input_index)}`,
+      );
+    if (!j.execution?.success || !(j.execution.execution_time >= 0))
+      throw new Error(`batch ${view.batch_id} item ${j.input_index}: execution ${JSON.stringify(j.execution)}`);
   }
 }
 
 async function main(): Promise<void> {
   quietNestLogger();
-  note(`load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on the machine skews the figures)`);
+  note(
+    `load average at start: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')} (other work on the machine skews the figures)`,
+  );
   const python = realPython();
   note(`python: ${python}`);
-  const kernels = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000, dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')) });
+  const kernels = new KernelService({
+    python: 'python3',
+    env: {},
+    passthroughEnv: [],
+    startTimeoutMs: 20_000,
+    dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')),
+  });
   const cwd = mkdtempSync(join(tmpdir(), 'stoa-bench-'));
   const prefix = uniquePrefix('scaling');
   const configs: Config[] = [
     { subject: 'in-process-c1', config: { execution: { parallel_max_concurrency: 1 } } },
     { subject: 'in-process-c2', config: { execution: { parallel_max_concurrency: 2 } } },
-    { subject: 'bullmq-c2', config: { execution: { parallel_max_concurrency: 2 }, jobs: { redis_url: BENCH_REDIS_URL, prefix } } },
+    {
+      subject: 'bullmq-c2',
+      config: { execution: { parallel_max_concurrency: 2 }, jobs: { redis_url: BENCH_REDIS_URL, prefix } },
+    },
   ];
   const started: RunningExecutor[] = [];
   const spawnMs: number[] = [];
@@ -135,14 +170,25 @@ async function main(): Promise<void> {
         note(`round ${round + 1}/${ROUNDS}: ${cfg.subject} ${JSON.stringify(cfg.config)}: ${ITEMS} items …`);
         const r = await runBatch(c, ex, ITEMS);
         perConfig.get(cfg.subject)?.push(r);
-        note(`${cfg.subject}: wall ${(r.wallMs / 1000).toFixed(2)} s (last item finished at ${(r.lastFinishMs / 1000).toFixed(2)} s), Σ execution_time ${(r.sumExecMs / 1000).toFixed(2)} s, Σ claimed→finished ${(r.sumClaimedMs / 1000).toFixed(2)} s, ${r.polls} polls, replicas ${r.replicas.join(',')}`);
+        note(
+          `${cfg.subject}: wall ${(r.wallMs / 1000).toFixed(2)} s (last item finished at ${(r.lastFinishMs / 1000).toFixed(2)} s), Σ execution_time ${(r.sumExecMs / 1000).toFixed(2)} s, Σ claimed→finished ${(r.sumClaimedMs / 1000).toFixed(2)} s, ${r.polls} polls, replicas ${r.replicas.join(',')}`,
+        );
         await baselines();
       }
     }
     for (const { c } of clients.values()) await c.close();
-    const avg = (rs: BatchRun[], k: 'wallMs' | 'sumExecMs' | 'sumClaimedMs' | 'lastFinishMs'): number => mean(rs.map((r) => r[k]));
+    const avg = (rs: BatchRun[], k: 'wallMs' | 'sumExecMs' | 'sumClaimedMs' | 'lastFinishMs'): number =>
+      mean(rs.map((r) => r[k]));
     const runs = new Map<string, Omit<BatchRun, 'polls' | 'replicas'>>(
-      [...perConfig].map(([k, rs]) => [k, { wallMs: avg(rs, 'wallMs'), sumExecMs: avg(rs, 'sumExecMs'), sumClaimedMs: avg(rs, 'sumClaimedMs'), lastFinishMs: avg(rs, 'lastFinishMs') }]),
+      [...perConfig].map(([k, rs]) => [
+        k,
+        {
+          wallMs: avg(rs, 'wallMs'),
+          sumExecMs: avg(rs, 'sumExecMs'),
+          sumClaimedMs: avg(rs, 'sumClaimedMs'),
+          lastFinishMs: avg(rs, 'lastFinishMs'),
+        },
+      ]),
     );
 
     const spawn = summarize(spawnMs);
@@ -157,22 +203,105 @@ async function main(): Promise<void> {
     const c1 = runs.get('in-process-c1') as Omit<BatchRun, 'polls' | 'replicas'>;
     for (const cfg of configs) {
       const r = runs.get(cfg.subject) as Omit<BatchRun, 'polls' | 'replicas'>;
-      emit({ bench: BENCH, subject: cfg.subject, metric: 'wall_s', value: r3(r.wallMs / 1000), n: ITEMS, rounds: ROUNDS });
-      emit({ bench: BENCH, subject: cfg.subject, metric: 'items_per_s', value: r3(ITEMS / (r.wallMs / 1000)), n: ITEMS, rounds: ROUNDS });
-      emit({ bench: BENCH, subject: cfg.subject, metric: 'last_item_finished_s', value: r3(r.lastFinishMs / 1000), n: ITEMS, rounds: ROUNDS });
-      emit({ bench: BENCH, subject: cfg.subject, metric: 'sum_execution_time_s', value: r3(r.sumExecMs / 1000), n: ITEMS, rounds: ROUNDS });
+      emit({
+        bench: BENCH,
+        subject: cfg.subject,
+        metric: 'wall_s',
+        value: r3(r.wallMs / 1000),
+        n: ITEMS,
+        rounds: ROUNDS,
+      });
+      emit({
+        bench: BENCH,
+        subject: cfg.subject,
+        metric: 'items_per_s',
+        value: r3(ITEMS / (r.wallMs / 1000)),
+        n: ITEMS,
+        rounds: ROUNDS,
+      });
+      emit({
+        bench: BENCH,
+        subject: cfg.subject,
+        metric: 'last_item_finished_s',
+        value: r3(r.lastFinishMs / 1000),
+        n: ITEMS,
+        rounds: ROUNDS,
+      });
+      emit({
+        bench: BENCH,
+        subject: cfg.subject,
+        metric: 'sum_execution_time_s',
+        value: r3(r.sumExecMs / 1000),
+        n: ITEMS,
+        rounds: ROUNDS,
+      });
       // Mean time an item holds its slot (claim → finish): grows with concurrency when the items compete for CPU.
-      emit({ bench: BENCH, subject: cfg.subject, metric: 'mean_item_ms', value: r3(r.sumClaimedMs / ITEMS), n: ITEMS, rounds: ROUNDS });
-      if (r !== c1) emit({ bench: BENCH, subject: cfg.subject, metric: 'speedup', value: r3(c1.wallMs / r.wallMs), n: ITEMS, rounds: ROUNDS, baseline: 'in-process-c1', goal_min: GOAL_SPEEDUP });
+      emit({
+        bench: BENCH,
+        subject: cfg.subject,
+        metric: 'mean_item_ms',
+        value: r3(r.sumClaimedMs / ITEMS),
+        n: ITEMS,
+        rounds: ROUNDS,
+      });
+      if (r !== c1)
+        emit({
+          bench: BENCH,
+          subject: cfg.subject,
+          metric: 'speedup',
+          value: r3(c1.wallMs / r.wallMs),
+          n: ITEMS,
+          rounds: ROUNDS,
+          baseline: 'in-process-c1',
+          goal_min: GOAL_SPEEDUP,
+        });
     }
     // Per-item overhead at concurrency 1: everything but the items' own execution time, per item.
     const overhead = (c1.wallMs - c1.sumExecMs) / ITEMS;
-    emit({ bench: BENCH, subject: 'in-process-c1', metric: 'per_item_overhead_ms', value: r3(overhead), n: ITEMS, rounds: ROUNDS, goal_max: GOAL_OVERHEAD_MS });
-    emit({ bench: BENCH, subject: 'in-process-c1', metric: 'per_item_overhead_minus_spawn_ms', value: r3(overhead - spawnMean), n: ITEMS, rounds: ROUNDS, baseline: 'python-spawn' });
-    emit({ bench: BENCH, subject: 'in-process-c1', metric: 'per_item_overhead_minus_kernel_start_ms', value: r3(overhead - kernelMean), n: ITEMS, rounds: ROUNDS, baseline: 'kernel-start-close' });
+    emit({
+      bench: BENCH,
+      subject: 'in-process-c1',
+      metric: 'per_item_overhead_ms',
+      value: r3(overhead),
+      n: ITEMS,
+      rounds: ROUNDS,
+      goal_max: GOAL_OVERHEAD_MS,
+    });
+    emit({
+      bench: BENCH,
+      subject: 'in-process-c1',
+      metric: 'per_item_overhead_minus_spawn_ms',
+      value: r3(overhead - spawnMean),
+      n: ITEMS,
+      rounds: ROUNDS,
+      baseline: 'python-spawn',
+    });
+    emit({
+      bench: BENCH,
+      subject: 'in-process-c1',
+      metric: 'per_item_overhead_minus_kernel_start_ms',
+      value: r3(overhead - kernelMean),
+      n: ITEMS,
+      rounds: ROUNDS,
+      baseline: 'kernel-start-close',
+    });
     // Where it goes: inside an item (claimed → finished, minus execution_time) vs between items (wall − Σ claimed).
-    emit({ bench: BENCH, subject: 'in-process-c1', metric: 'in_item_overhead_ms', value: r3((c1.sumClaimedMs - c1.sumExecMs) / ITEMS), n: ITEMS, rounds: ROUNDS });
-    emit({ bench: BENCH, subject: 'in-process-c1', metric: 'between_items_ms', value: r3((c1.wallMs - c1.sumClaimedMs) / ITEMS), n: ITEMS, rounds: ROUNDS });
+    emit({
+      bench: BENCH,
+      subject: 'in-process-c1',
+      metric: 'in_item_overhead_ms',
+      value: r3((c1.sumClaimedMs - c1.sumExecMs) / ITEMS),
+      n: ITEMS,
+      rounds: ROUNDS,
+    });
+    emit({
+      bench: BENCH,
+      subject: 'in-process-c1',
+      metric: 'between_items_ms',
+      value: r3((c1.wallMs - c1.sumClaimedMs) / ITEMS),
+      n: ITEMS,
+      rounds: ROUNDS,
+    });
   } catch (err) {
     for (const ex of started) note(`executor ${ex.url} logs:\n${ex.logs()}`);
     throw err;
@@ -184,6 +313,12 @@ async function main(): Promise<void> {
   }
 }
 
-process.on('exit', () => note(`load average at end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`));
+process.on('exit', () =>
+  note(
+    `load average at end: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  ),
+);
 
 runBench(BENCH, main);

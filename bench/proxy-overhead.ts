@@ -44,9 +44,30 @@ const PACKAGE = [
 
 const MANIFEST = {
   tools: [
-    { name: 'add', description: 'Add two numbers.', module: 'benchpkg.ops', parameters: [{ name: 'a', type: 'int', description: 'first' }, { name: 'b', type: 'int', description: 'second' }], returns: { name: 'sum', type: 'int', description: 'the sum' } },
-    { name: 'make_list', description: 'A list 0..n-1.', module: 'benchpkg.ops', parameters: [{ name: 'n', type: 'int', description: 'length' }], returns: { name: 'values', type: 'list', description: 'the list' } },
-    { name: 'make_digits', description: 'n digits.', module: 'benchpkg.ops', parameters: [{ name: 'n', type: 'int', description: 'length' }], returns: { name: 'values', type: 'list', description: 'the list' } },
+    {
+      name: 'add',
+      description: 'Add two numbers.',
+      module: 'benchpkg.ops',
+      parameters: [
+        { name: 'a', type: 'int', description: 'first' },
+        { name: 'b', type: 'int', description: 'second' },
+      ],
+      returns: { name: 'sum', type: 'int', description: 'the sum' },
+    },
+    {
+      name: 'make_list',
+      description: 'A list 0..n-1.',
+      module: 'benchpkg.ops',
+      parameters: [{ name: 'n', type: 'int', description: 'length' }],
+      returns: { name: 'values', type: 'list', description: 'the list' },
+    },
+    {
+      name: 'make_digits',
+      description: 'n digits.',
+      module: 'benchpkg.ops',
+      parameters: [{ name: 'n', type: 'int', description: 'length' }],
+      returns: { name: 'values', type: 'list', description: 'the list' },
+    },
   ],
 };
 
@@ -107,7 +128,12 @@ async function perCall(k: KernelProcess): Promise<void> {
       const r = await k.execute(timingCell(c), OPTS);
       const wall = performance.now() - t0;
       check(r, c.subject);
-      const m = JSON.parse(r.stdout.text()) as { direct_us: number; proxy_us: number; rss_direct_mb: number; rss_proxy_mb: number };
+      const m = JSON.parse(r.stdout.text()) as {
+        direct_us: number;
+        proxy_us: number;
+        rss_direct_mb: number;
+        rss_proxy_mb: number;
+      };
       direct.push(m.direct_us);
       proxy.push(m.proxy_us);
       const traceChars = JSON.stringify(r.toolCalls).length;
@@ -121,7 +147,17 @@ async function perCall(k: KernelProcess): Promise<void> {
     const d = median(direct);
     const p = median(proxy);
     emit({ bench: BENCH, subject: `direct-${c.subject}`, metric: 'us_per_call', value: r3(d), n: N, reps: REPS });
-    emit({ bench: BENCH, subject: `proxy-${c.subject}`, metric: 'us_per_call', value: r3(p), n: N, reps: REPS, baseline: `direct-${c.subject}`, ratio: r3(p / d), added_us: r3(p - d) });
+    emit({
+      bench: BENCH,
+      subject: `proxy-${c.subject}`,
+      metric: 'us_per_call',
+      value: r3(p),
+      n: N,
+      reps: REPS,
+      baseline: `direct-${c.subject}`,
+      ratio: r3(p / d),
+      added_us: r3(p - d),
+    });
   }
 }
 
@@ -132,7 +168,9 @@ async function traceReturn(k: KernelProcess): Promise<void> {
   };
   const names = Object.keys(cells) as (keyof typeof cells)[];
   const samples: Record<keyof typeof cells, number[]> = { proxy: [], direct: [] };
-  note(`trace return: ${TRACE_WARMUP} warm-up + ${TRACE_SAMPLES} measured rounds of ${TRACE_CALLS} proxy calls / ${TRACE_CALLS} direct calls per execution, interleaved`);
+  note(
+    `trace return: ${TRACE_WARMUP} warm-up + ${TRACE_SAMPLES} measured rounds of ${TRACE_CALLS} proxy calls / ${TRACE_CALLS} direct calls per execution, interleaved`,
+  );
   for (let i = 0; i < TRACE_WARMUP + TRACE_SAMPLES; i++) {
     for (let j = 0; j < names.length; j++) {
       const name = names[(i + j) % names.length] as keyof typeof cells;
@@ -140,7 +178,8 @@ async function traceReturn(k: KernelProcess): Promise<void> {
       const r = await k.execute(cells[name], OPTS);
       const ms = performance.now() - t0;
       check(r, name);
-      if (r.toolCalls.length !== (name === 'proxy' ? TRACE_CALLS : 0)) throw new Error(`${name}: ${r.toolCalls.length} trace records`);
+      if (r.toolCalls.length !== (name === 'proxy' ? TRACE_CALLS : 0))
+        throw new Error(`${name}: ${r.toolCalls.length} trace records`);
       if (i >= TRACE_WARMUP) samples[name].push(ms);
     }
   }
@@ -150,7 +189,14 @@ async function traceReturn(k: KernelProcess): Promise<void> {
   emitFigures(BENCH, `exec-${TRACE_CALLS}-proxy`, proxy, { name: `exec-${TRACE_CALLS}-direct`, summary: direct });
   for (const metric of ['p50', 'p99'] as const) {
     const added = proxy[`${metric}_ms`] - direct[`${metric}_ms`];
-    emit({ bench: BENCH, subject: `exec-${TRACE_CALLS}-proxy`, metric: `${metric}_added_ms`, value: r3(added), n: proxy.n, per_call_us: r3((added * 1000) / TRACE_CALLS) });
+    emit({
+      bench: BENCH,
+      subject: `exec-${TRACE_CALLS}-proxy`,
+      metric: `${metric}_added_ms`,
+      value: r3(added),
+      n: proxy.n,
+      per_call_us: r3((added * 1000) / TRACE_CALLS),
+    });
   }
 }
 
@@ -163,13 +209,24 @@ async function main(): Promise<void> {
   writeFileSync(join(root, 'benchpkg', 'ops.py'), `${PACKAGE}\n`);
   const { tools } = buildCatalog(MANIFEST, 'proxy-overhead bench');
   const specs = kernelToolSpecs({ serverName: 'bench', tools, states: [], skills: [] });
-  const kernels = new KernelService({ python: 'python3', env: { PYTHONPATH: root }, passthroughEnv: [], startTimeoutMs: 20_000, dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')), bootstrap: (k) => k.installTools(specs, 20_000) });
+  const kernels = new KernelService({
+    python: 'python3',
+    env: { PYTHONPATH: root },
+    passthroughEnv: [],
+    startTimeoutMs: 20_000,
+    dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')),
+    bootstrap: (k) => k.installTools(specs, 20_000),
+  });
   try {
     const k = await kernels.start(kernels.allocateDirs());
     // Warm-up: imports, the proxies' lazy import of their implementation, one call of each.
-    const warm = await k.execute(`${PRELUDE}\nadd(1, 2); make_list(3); make_digits(3)\n_ops.add(1, 2)\nprint(_ops.add is not add)`, OPTS);
+    const warm = await k.execute(
+      `${PRELUDE}\nadd(1, 2); make_list(3); make_digits(3)\n_ops.add(1, 2)\nprint(_ops.add is not add)`,
+      OPTS,
+    );
     check(warm, 'warm-up');
-    if (warm.stdout.text() !== 'True\n' || warm.toolCalls.length !== 3) throw new Error(`warm-up: proxies not installed? ${warm.stdout.text()} ${JSON.stringify(warm.toolCalls)}`);
+    if (warm.stdout.text() !== 'True\n' || warm.toolCalls.length !== 3)
+      throw new Error(`warm-up: proxies not installed? ${warm.stdout.text()} ${JSON.stringify(warm.toolCalls)}`);
     note(`part 1: ${N} calls per loop, ${REPS} executions per case (${CASES.map((c) => c.subject).join(', ')})`);
     await perCall(k);
     await traceReturn(k);

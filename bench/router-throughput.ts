@@ -16,9 +16,22 @@ const body = JSON.stringify({
   jsonrpc: '2.0',
   id: 1,
   method: 'tools/call',
-  params: { name: 'demo_list_sessions', arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+  params: {
+    name: 'demo_list_sessions',
+    arguments: {},
+    _meta: {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    },
+  },
 });
-const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'demo_list_sessions' };
+const headers = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'tools/call',
+  'mcp-name': 'demo_list_sessions',
+};
 
 async function load(origin: string, seconds: number): Promise<{ calls: number; errors: number; seconds: number }> {
   const pool = new Pool(origin, { connections: CONCURRENCY, pipelining: 1 });
@@ -48,12 +61,30 @@ async function main(): Promise<void> {
     const procs = { router: net.router.proc.pid!, executor: net.executor.proc.pid!, loadgen: process.pid };
     await load(net.executor.url, 1); // warm-up both paths
     await load(net.router.url, 1);
-    for (const [subject, origin] of [['direct', net.executor.url], ['routed', net.router.url]] as const) {
+    for (const [subject, origin] of [
+      ['direct', net.executor.url],
+      ['routed', net.router.url],
+    ] as const) {
       const before = Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, cpuSeconds(pid)]));
       note(`${subject}: ${CONCURRENCY} callers for ${SECONDS}s`);
       const r = await load(origin, SECONDS);
-      const cpuMsPerCall = Object.fromEntries(Object.entries(procs).map(([k, pid]) => [k, Math.round(((cpuSeconds(pid) - (before[k] ?? 0)) * 1000 * 1000) / Math.max(1, r.calls)) / 1000]));
-      emit({ bench: BENCH, subject, metric: 'calls_per_s', value: Math.round(r.calls / r.seconds), n: r.calls, errors: r.errors, concurrency: CONCURRENCY, ...(subject === 'routed' ? { goal_min: 1000 } : {}), cpu_ms_per_call: cpuMsPerCall });
+      const cpuMsPerCall = Object.fromEntries(
+        Object.entries(procs).map(([k, pid]) => [
+          k,
+          Math.round(((cpuSeconds(pid) - (before[k] ?? 0)) * 1000 * 1000) / Math.max(1, r.calls)) / 1000,
+        ]),
+      );
+      emit({
+        bench: BENCH,
+        subject,
+        metric: 'calls_per_s',
+        value: Math.round(r.calls / r.seconds),
+        n: r.calls,
+        errors: r.errors,
+        concurrency: CONCURRENCY,
+        ...(subject === 'routed' ? { goal_min: 1000 } : {}),
+        cpu_ms_per_call: cpuMsPerCall,
+      });
     }
   } finally {
     await net.stop();

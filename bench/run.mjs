@@ -85,10 +85,15 @@ async function runOne(bench, benchArgs) {
 if (name) process.exit(await runOne(name, rest));
 
 // Smoke run. First: a file a bench needs that git ignores works here and is missing on a clean clone.
-const ignored = spawnSync('git', ['ls-files', '--others', '--ignored', '--exclude-standard', '--directory', 'bench'], { cwd: root, encoding: 'utf8' });
+const ignored = spawnSync('git', ['ls-files', '--others', '--ignored', '--exclude-standard', '--directory', 'bench'], {
+  cwd: root,
+  encoding: 'utf8',
+});
 const hidden = ignored.status === 0 ? ignored.stdout.split('\n').filter((p) => p && !p.includes('__pycache__')) : [];
 if (hidden.length) {
-  process.stderr.write(`bench: git ignores ${hidden.join(', ')}, so a clean checkout lacks it; anchor the .gitignore pattern (e.g. /data/) and commit it\n`);
+  process.stderr.write(
+    `bench: git ignores ${hidden.join(', ')}, so a clean checkout lacks it; anchor the .gitignore pattern (e.g. /data/) and commit it\n`,
+  );
   process.exit(1);
 }
 // Then every bench without an extra service, one after another.
@@ -101,9 +106,18 @@ for (const bench of available) {
   process.stderr.write(`bench: smoke ${bench}\n`);
   const t0 = Date.now();
   const code = await runOne(bench, rest);
-  results.push({ bench, outcome: `${code === 0 ? 'ok' : `FAILED (exit ${code})`} in ${((Date.now() - t0) / 1000).toFixed(1)} s`, failed: code !== 0 });
+  results.push({
+    bench,
+    outcome: `${code === 0 ? 'ok' : `FAILED (exit ${code})`} in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+    failed: code !== 0,
+  });
 }
-process.stderr.write(`bench: smoke summary\n${results.map((r) => `  ${r.bench.padEnd(20)} ${r.outcome}`).join('\n')}\n`);
+process.stderr.write(
+  `bench: smoke summary\n${results.map((r) => `  ${r.bench.padEnd(20)} ${r.outcome}`).join('\n')}\n`,
+);
 const failed = results.filter((r) => r.failed).map((r) => r.bench);
-if (failed.length) process.stderr.write(`bench: ${failed.length} bench(es) failed in smoke mode: ${failed.join(', ')}. Run one with npm run bench -- --smoke <name> to see why.\n`);
+if (failed.length)
+  process.stderr.write(
+    `bench: ${failed.length} bench(es) failed in smoke mode: ${failed.join(', ')}. Run one with npm run bench -- --smoke <name> to see why.\n`,
+  );
 process.exit(failed.length ? 1 : 0);

@@ -19,7 +19,14 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { type DomainCatalog, loadDomain, skillsConfigSchema, toolAffordances, ToolSearch, toolsConfigSchema } from '@stoa/tools';
+import {
+  type DomainCatalog,
+  loadDomain,
+  skillsConfigSchema,
+  toolAffordances,
+  ToolSearch,
+  toolsConfigSchema,
+} from '@stoa/tools';
 import { ROOT } from '../test/support/paths';
 import { emit, note } from './lib/bench';
 import { VARIANTS, variantRanker } from './lib/search-variants';
@@ -40,7 +47,12 @@ type Ranker = (query: string) => string[];
 
 export function loadCatalog(server: string): DomainCatalog {
   const dir = join(root, 'examples', 'servers', server);
-  return loadDomain(server, toolsConfigSchema.parse({ manifest: 'tools.yaml' }), skillsConfigSchema.parse({ dir: 'skills' }), dir).catalog;
+  return loadDomain(
+    server,
+    toolsConfigSchema.parse({ manifest: 'tools.yaml' }),
+    skillsConfigSchema.parse({ dir: 'skills' }),
+    dir,
+  ).catalog;
 }
 
 const words = (text: string): string[] => text.toLowerCase().match(/[a-z0-9]+/g) ?? [];
@@ -48,7 +60,11 @@ const words = (text: string): string[] => text.toLowerCase().match(/[a-z0-9]+/g)
 /** Naive baseline: distinct query words found among the tool's words; ties keep catalog order. */
 function overlapRanker(catalog: DomainCatalog, withAffordances: boolean): Ranker {
   const docs = catalog.tools.map((t) => {
-    const text = [t.name.replace(/_/g, ' '), t.description, ...(withAffordances ? toolAffordances(t, catalog.states) : [])].join(' ');
+    const text = [
+      t.name.replace(/_/g, ' '),
+      t.description,
+      ...(withAffordances ? toolAffordances(t, catalog.states) : []),
+    ].join(' ');
     return { name: t.name, words: new Set(words(text)) };
   });
   return (query) => {
@@ -115,18 +131,42 @@ function main(): void {
     'keyword-overlap': (s) => overlapRanker(catalogs.get(s) as DomainCatalog, false),
     'keyword-overlap-all-fields': (s) => overlapRanker(catalogs.get(s) as DomainCatalog, true),
   };
-  const built = Object.fromEntries(Object.entries(rankers).map(([name, make]) => [name, new Map(servers.map((s) => [s, make(s)]))]));
+  const built = Object.fromEntries(
+    Object.entries(rankers).map(([name, make]) => [name, new Map(servers.map((s) => [s, make(s)]))]),
+  );
   const rankFor = (ranker: string) => (q: Query) => (built[ranker]?.get(q.server) as Ranker)(q.query);
 
-  const scopes: [string, Query[]][] = [['all', queries], ...servers.map((s): [string, Query[]] => [s, queries.filter((q) => q.server === s)])];
+  const scopes: [string, Query[]][] = [
+    ['all', queries],
+    ...servers.map((s): [string, Query[]] => [s, queries.filter((q) => q.server === s)]),
+  ];
   for (const [scope, qs] of scopes) {
     const base = score(qs, rankFor('keyword-overlap'));
     const baseAll = score(qs, rankFor('keyword-overlap-all-fields'));
     const bm = score(qs, rankFor('bm25'));
-    for (const [metric, key] of [['recall@1', 'at1'], ['recall@5', 'at5'], ['mrr@5', 'mrr']] as const) {
+    for (const [metric, key] of [
+      ['recall@1', 'at1'],
+      ['recall@5', 'at5'],
+      ['mrr@5', 'mrr'],
+    ] as const) {
       emit({ bench: BENCH, subject: 'keyword-overlap', server: scope, metric, value: r3(base[key]), n: base.n });
-      emit({ bench: BENCH, subject: 'keyword-overlap-all-fields', server: scope, metric, value: r3(baseAll[key]), n: baseAll.n });
-      const line: Record<string, unknown> = { bench: BENCH, subject: 'bm25', server: scope, metric, value: r3(bm[key]), n: bm.n, baseline: 'keyword-overlap' };
+      emit({
+        bench: BENCH,
+        subject: 'keyword-overlap-all-fields',
+        server: scope,
+        metric,
+        value: r3(baseAll[key]),
+        n: baseAll.n,
+      });
+      const line: Record<string, unknown> = {
+        bench: BENCH,
+        subject: 'bm25',
+        server: scope,
+        metric,
+        value: r3(bm[key]),
+        n: bm.n,
+        baseline: 'keyword-overlap',
+      };
       line.ratio = base[key] > 0 ? r3(bm[key] / base[key]) : null;
       if (metric === 'recall@5') line.goal_min = GOAL_RECALL_AT_5;
       emit(line);
@@ -140,11 +180,18 @@ function main(): void {
   const miss5 = rows.filter((r) => !r.got.includes(r.q.expected));
   const miss1 = rows.filter((r) => r.got[0] !== r.q.expected && r.got.includes(r.q.expected));
   note(`bm25 misses @5 (${miss5.length}/${queries.length}):`);
-  for (const r of miss5) note(`  MISS@5 ${r.q.server}.${r.q.expected} <- "${r.q.query}"\n           bm25: [${r.got.join(', ') || 'no hits'}]   naive: [${r.naive.join(', ') || 'no hits'}]`);
+  for (const r of miss5)
+    note(
+      `  MISS@5 ${r.q.server}.${r.q.expected} <- "${r.q.query}"\n           bm25: [${r.got.join(', ') || 'no hits'}]   naive: [${r.naive.join(', ') || 'no hits'}]`,
+    );
   note(`bm25 misses @1 only (${miss1.length}/${queries.length}):`);
-  for (const r of miss1) note(`  MISS@1 ${r.q.server}.${r.q.expected} (rank ${r.got.indexOf(r.q.expected) + 1}) <- "${r.q.query}"\n           bm25: [${r.got.join(', ')}]`);
+  for (const r of miss1)
+    note(
+      `  MISS@1 ${r.q.server}.${r.q.expected} (rank ${r.got.indexOf(r.q.expected) + 1}) <- "${r.q.query}"\n           bm25: [${r.got.join(', ')}]`,
+    );
   const naiveOnly = rows.filter((r) => !r.got.includes(r.q.expected) && r.naive.includes(r.q.expected));
-  if (naiveOnly.length) note(`found @5 by keyword-overlap but not by bm25: ${naiveOnly.map((r) => `"${r.q.query}"`).join('; ')}`);
+  if (naiveOnly.length)
+    note(`found @5 by keyword-overlap but not by bm25: ${naiveOnly.map((r) => `"${r.q.query}"`).join('; ')}`);
 
   if (process.argv.includes('--variants')) variants(queries, catalogs, bm);
 }
@@ -157,14 +204,35 @@ function variants(queries: Query[], catalogs: Map<string, DomainCatalog>, bm: (q
     if (name === 'copy-of-search.ts') {
       // The scratch copy must rank exactly like ToolSearch, or the variants measure something else.
       const diff = queries.filter((q) => rank(q).join() !== bm(q).join());
-      if (diff.length) throw new Error(`bench/lib/search-variants.ts no longer matches ToolSearch on: ${diff.map((q) => q.query).join(' | ')}`);
+      if (diff.length)
+        throw new Error(
+          `bench/lib/search-variants.ts no longer matches ToolSearch on: ${diff.map((q) => q.query).join(' | ')}`,
+        );
     }
     const s = score(queries, rank);
-    for (const [metric, key] of [['recall@1', 'at1'], ['recall@5', 'at5'], ['mrr@5', 'mrr']] as const) {
-      emit({ bench: BENCH, subject: `variant:${name}`, server: 'all', metric, value: r3(s[key]), n: s.n, baseline: 'bm25', ratio: current[key] > 0 ? r3(s[key] / current[key]) : null });
+    for (const [metric, key] of [
+      ['recall@1', 'at1'],
+      ['recall@5', 'at5'],
+      ['mrr@5', 'mrr'],
+    ] as const) {
+      emit({
+        bench: BENCH,
+        subject: `variant:${name}`,
+        server: 'all',
+        metric,
+        value: r3(s[key]),
+        n: s.n,
+        baseline: 'bm25',
+        ratio: current[key] > 0 ? r3(s[key] / current[key]) : null,
+      });
     }
-    const pos = (list: string[], q: Query) => { const i = list.indexOf(q.expected); return i < 0 ? '-' : String(i + 1); };
-    const changed = queries.map((q) => ({ q, before: pos(bm(q), q), after: pos(rank(q), q) })).filter((c) => c.before !== c.after);
+    const pos = (list: string[], q: Query) => {
+      const i = list.indexOf(q.expected);
+      return i < 0 ? '-' : String(i + 1);
+    };
+    const changed = queries
+      .map((q) => ({ q, before: pos(bm(q), q), after: pos(rank(q), q) }))
+      .filter((c) => c.before !== c.after);
     note(`variant ${name}: ${changed.length ? '' : 'no rank changes'}`);
     for (const c of changed) note(`    ${c.q.server}.${c.q.expected}: rank ${c.before} -> ${c.after}  "${c.q.query}"`);
   }

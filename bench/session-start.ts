@@ -21,14 +21,18 @@ const SAMPLES = rounds(40, 2);
 
 /** The real interpreter behind `python3` (no pyenv shim or other wrapper in the measured spawn). */
 function realPython(): string {
-  return execFileSync(process.env.BENCH_PYTHON ?? 'python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+  return execFileSync(process.env.BENCH_PYTHON ?? 'python3', ['-c', 'import sys; print(sys.executable)'], {
+    encoding: 'utf8',
+  }).trim();
 }
 
 function runToExit(exe: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(exe, args, { stdio: 'ignore' });
     child.once('error', reject);
-    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${exe} exited with ${signal ?? code}`))));
+    child.once('exit', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`${exe} exited with ${signal ?? code}`)),
+    );
   });
 }
 
@@ -40,7 +44,13 @@ async function main(): Promise<void> {
   const environment = { python };
   const executor = await startExecutor({ config: { environment, sessions: { warm_pool: 2 } } });
   const cold = await startExecutor({ config: { environment, sessions: { warm_pool: 0 } } });
-  const kernels = new KernelService({ python, env: {}, passthroughEnv: [], startTimeoutMs: 20_000, dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')) });
+  const kernels = new KernelService({
+    python,
+    env: {},
+    passthroughEnv: [],
+    startTimeoutMs: 20_000,
+    dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')),
+  });
   const cwd = mkdtempSync(join(tmpdir(), 'stoa-bench-'));
   const scratch = [cwd];
   try {
@@ -48,7 +58,9 @@ async function main(): Promise<void> {
     const coldClient = await connect(cold.mcpUrl);
     const poolFull = async () => {
       for (;;) {
-        const h = (await (await fetch(`${executor.url}/health`)).json()) as { warm_pool: { ready: number; size: number } };
+        const h = (await (await fetch(`${executor.url}/health`)).json()) as {
+          warm_pool: { ready: number; size: number };
+        };
         if (h.warm_pool.ready >= h.warm_pool.size) return;
         await new Promise((r) => setTimeout(r, 5));
       }
@@ -59,7 +71,9 @@ async function main(): Promise<void> {
       const ms = performance.now() - t0;
       const r = JSON.parse(text) as { stdout?: string; session_id?: string };
       if (r.stdout !== '2\n' || !r.session_id) throw new Error(`unexpected execute result: ${text}`);
-      const closed = JSON.parse(await c.call('demo_close_session', { session_id: r.session_id })) as { success?: boolean };
+      const closed = JSON.parse(await c.call('demo_close_session', { session_id: r.session_id })) as {
+        success?: boolean;
+      };
       if (!closed.success) throw new Error(`could not close ${r.session_id}`);
       return ms;
     };
@@ -85,9 +99,14 @@ async function main(): Promise<void> {
       },
     };
     const names = Object.keys(subjects) as (keyof typeof subjects)[];
-    const samples = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<keyof typeof subjects, number[]>;
+    const samples = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<
+      keyof typeof subjects,
+      number[]
+    >;
 
-    note(`warm-up ${WARMUP} rounds, then ${SAMPLES} measured rounds (pooled / unpooled new session, python spawn, kernel start; interleaved)`);
+    note(
+      `warm-up ${WARMUP} rounds, then ${SAMPLES} measured rounds (pooled / unpooled new session, python spawn, kernel start; interleaved)`,
+    );
     for (let i = 0; i < WARMUP + SAMPLES; i++) {
       for (let j = 0; j < names.length; j++) {
         const name = names[(i + j) % names.length] as keyof typeof subjects;
@@ -105,7 +124,9 @@ async function main(): Promise<void> {
     emitFigures(BENCH, 'new-session-no-pool', unpooled, { name: 'python-spawn', summary: spawnPy });
     emitFigures(BENCH, 'new-session-pool', pooled, { name: 'python-spawn', summary: spawnPy });
     emitFigures(BENCH, 'new-session-pool', pooled, { name: 'new-session-no-pool', summary: unpooled });
-    note(`goals: new-session-pool p50 <= 10 ms (got ${pooled.p50_ms.toFixed(1)}), new-session-no-pool p50 <= 50 ms (got ${unpooled.p50_ms.toFixed(1)})`);
+    note(
+      `goals: new-session-pool p50 <= 10 ms (got ${pooled.p50_ms.toFixed(1)}), new-session-no-pool p50 <= 50 ms (got ${unpooled.p50_ms.toFixed(1)})`,
+    );
     await client.close();
     await coldClient.close();
   } catch (err) {
@@ -115,7 +136,8 @@ async function main(): Promise<void> {
     await kernels.onApplicationShutdown();
     await executor.stop();
     await cold.stop();
-    for (const dir of [dirname(executor.dataDir), dirname(cold.dataDir), ...scratch]) rmSync(dir, { recursive: true, force: true });
+    for (const dir of [dirname(executor.dataDir), dirname(cold.dataDir), ...scratch])
+      rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -85,9 +85,14 @@ function breakdown(label: string, m: Measured): void {
   const schemaKeys = json.match(/"\$schema":"[^"]*",?/g) ?? [];
   const intBounds = json.match(/,?"minimum":-9007199254740991,"maximum":9007199254740991/g) ?? [];
   const boiler = [...schemaKeys, ...intBounds].reduce((n, s) => n + s.length, 0);
-  if (boiler) note(`  boilerplate: ${schemaKeys.length} × "$schema" + ${intBounds.length} × safe-integer min/max = ${boiler} chars ≈ ${tokens(boiler)} tokens`);
+  if (boiler)
+    note(
+      `  boilerplate: ${schemaKeys.length} × "$schema" + ${intBounds.length} × safe-integer min/max = ${boiler} chars ≈ ${tokens(boiler)} tokens`,
+    );
   for (const r of rows) {
-    note(`  ${r.name.padEnd(28)} ${String(r.total).padStart(6)} chars (${((100 * r.total) / m.chars).toFixed(0).padStart(2)} %)  description ${r.description}  inputSchema ${r.input}${r.output ? `  outputSchema ${r.output}` : ''}`);
+    note(
+      `  ${r.name.padEnd(28)} ${String(r.total).padStart(6)} chars (${((100 * r.total) / m.chars).toFixed(0).padStart(2)} %)  description ${r.description}  inputSchema ${r.input}${r.output ? `  outputSchema ${r.output}` : ''}`,
+    );
   }
 }
 
@@ -103,9 +108,30 @@ async function main(): Promise<void> {
     for (const [label, m] of Object.entries(results)) {
       const isBase = label === `${server}-bare`;
       const extra = (value: number, baseValue: number, goal?: number): Record<string, unknown> =>
-        isBase ? {} : { baseline: `${server}-bare`, ratio: Number((value / baseValue).toFixed(3)), added: value - baseValue, ...(goal ? { goal_max: goal } : {}) };
-      emit({ bench: BENCH, subject: label, metric: 'chars', value: m.chars, n: m.tools.length, ...extra(m.chars, base.chars) });
-      emit({ bench: BENCH, subject: label, metric: 'tokens_approx', value: tokens(m.chars), n: m.tools.length, ...extra(tokens(m.chars), tokens(base.chars), GOAL_MAX_TOKENS) });
+        isBase
+          ? {}
+          : {
+              baseline: `${server}-bare`,
+              ratio: Number((value / baseValue).toFixed(3)),
+              added: value - baseValue,
+              ...(goal ? { goal_max: goal } : {}),
+            };
+      emit({
+        bench: BENCH,
+        subject: label,
+        metric: 'chars',
+        value: m.chars,
+        n: m.tools.length,
+        ...extra(m.chars, base.chars),
+      });
+      emit({
+        bench: BENCH,
+        subject: label,
+        metric: 'tokens_approx',
+        value: tokens(m.chars),
+        n: m.tools.length,
+        ...extra(tokens(m.chars), tokens(base.chars), GOAL_MAX_TOKENS),
+      });
     }
   }
 }

@@ -35,26 +35,49 @@ describe('connector readiness names each dependency and answers 503 when one is 
   });
 
   it('a router with one of two upstreams down answers 503, naming the down one with its error and the up one as ok', async () => {
-    const router = await start(startRouter({ upstreams: [{ name: 'up', url: up.url }, { name: 'gone', url: down }] }));
+    const router = await start(
+      startRouter({
+        upstreams: [
+          { name: 'up', url: up.url },
+          { name: 'gone', url: down },
+        ],
+      }),
+    );
     const { code, body } = await ready(router);
     expect(code).toBe(503);
     expect(body.status).toBe('not_ready');
-    expect(body.checks.upstreams).toMatchObject({ up: { ok: true }, gone: { ok: false, error: expect.stringMatching(/ECONNREFUSED|connect/i) } });
+    expect(body.checks.upstreams).toMatchObject({
+      up: { ok: true },
+      gone: { ok: false, error: expect.stringMatching(/ECONNREFUSED|connect/i) },
+    });
     expect(body.message).toContain('upstreams.gone');
   });
 
   it('a dispatcher with a dead worker answers 503 naming that worker', async () => {
-    const dispatcher = await start(startDispatcher({ workers: [{ name: 'w1', url: up.url }, { name: 'w2', url: down }] }));
+    const dispatcher = await start(
+      startDispatcher({
+        workers: [
+          { name: 'w1', url: up.url },
+          { name: 'w2', url: down },
+        ],
+      }),
+    );
     const { code, body } = await ready(dispatcher);
     expect(code).toBe(503);
     expect(body.checks.workers).toMatchObject({ w1: { ok: true }, w2: { ok: false } });
   });
 
   it('a gateway whose configured Redis is unreachable answers 503 naming redis, with its database and upstream ok', async () => {
-    const gateway = await start(startGateway({ upstream: { name: 'demo', url: up.url }, redis_url: `redis://127.0.0.1:${await freePort()}` }));
+    const gateway = await start(
+      startGateway({ upstream: { name: 'demo', url: up.url }, redis_url: `redis://127.0.0.1:${await freePort()}` }),
+    );
     const { code, body } = await ready(gateway);
     expect(code).toBe(503);
-    expect(body.checks).toMatchObject({ database: { ok: true, kind: 'better-sqlite3' }, redis: { ok: false, error: expect.any(String) }, upstreams: { demo: { ok: true } } });
+    expect(body.checks).toMatchObject({
+      database: { ok: true, kind: 'better-sqlite3' },
+      redis: { ok: false, error: expect.any(String) },
+      upstreams: { demo: { ok: true } },
+    });
   });
 
   // redisAvailable() throws under STOA_REQUIRE_SERVICES=1 when Redis is missing, and says why it skips otherwise.
@@ -63,7 +86,10 @@ describe('connector readiness names each dependency and answers 503 when one is 
       const gateway = await start(startGateway({ upstream: { name: 'demo', url: up.url }, redis_url: TEST_REDIS_URL }));
       const { code, body } = await ready(gateway);
       expect(code).toBe(200);
-      expect(body).toMatchObject({ status: 'ready', checks: { database: { ok: true }, redis: { ok: true }, upstreams: { demo: { ok: true } } } });
+      expect(body).toMatchObject({
+        status: 'ready',
+        checks: { database: { ok: true }, redis: { ok: true }, upstreams: { demo: { ok: true } } },
+      });
     });
   });
 });

@@ -11,7 +11,8 @@ import { ADMIN } from './support/admin';
  * each caller's identity to the executors: two users can neither resume nor list each other's sessions.
  */
 const KEY = 'identity-test-key-0123456789abcdef';
-const worker = (replica: string) => startExecutor({ config: { sessions: { replica, id_signing_key: KEY, warm_pool: 1, max_sessions: 100 } } });
+const worker = (replica: string) =>
+  startExecutor({ config: { sessions: { replica, id_signing_key: KEY, warm_pool: 1, max_sessions: 100 } } });
 /** An answer with every session id in it replaced, so answers about different ids compare. */
 const withoutIds = (text: string, ...ids: string[]) => ids.reduce((t, id) => t.split(id).join('<id>'), text);
 
@@ -26,7 +27,13 @@ describe('connectors without an auth block keep callers apart upstream (real pro
     [connectors.router, connectors.gateway, connectors.dispatcher] = await Promise.all([
       startRouter({ upstreams: [{ name: 'demo', url: a.mcpUrl }] }),
       startGateway({ upstream: { name: 'demo', url: a.url } }),
-      startDispatcher({ workers: [{ name: 'w1', url: a.url }, { name: 'w2', url: b.url }], session_key: KEY }),
+      startDispatcher({
+        workers: [
+          { name: 'w1', url: a.url },
+          { name: 'w2', url: b.url },
+        ],
+        session_key: KEY,
+      }),
     ]);
   });
   afterAll(async () => {
@@ -67,12 +74,15 @@ describe('connectors without an auth block keep callers apart upstream (real pro
     });
   }
 
-  it('through a dispatcher, many callers\' sessions belong to as many distinct owners on the workers', async () => {
+  it("through a dispatcher, many callers' sessions belong to as many distinct owners on the workers", async () => {
     const callers = Array.from({ length: 10 }, (_, i) => `caller-${i}`);
-    for (const who of callers) await (await client(connectors.dispatcher.mcpUrl, who)).call('execute_demo_code', { code: '1' });
+    for (const who of callers)
+      await (await client(connectors.dispatcher.mcpUrl, who)).call('execute_demo_code', { code: '1' });
     const owners = new Map<string, string>();
     for (const [i, w] of workers.entries()) {
-      const { sessions } = (await (await fetch(`${w.url}/admin/v1/sessions`, { headers: ADMIN })).json()) as { sessions: { owner: string }[] };
+      const { sessions } = (await (await fetch(`${w.url}/admin/v1/sessions`, { headers: ADMIN })).json()) as {
+        sessions: { owner: string }[];
+      };
       for (const s of sessions) if (s.owner.startsWith('caller-')) owners.set(s.owner, `w${i + 1}`);
     }
     expect([...owners.keys()].sort()).toEqual(callers.map((c) => `${c}@tenant-a`).sort());
@@ -92,7 +102,9 @@ describe('connector start-up with a shared upstream identity', () => {
   it('logs at start that all callers share one upstream identity when auth.mode none is written', async () => {
     const router = await startRouter({ upstreams: [{ name: 'demo', url: demo.url, auth: { mode: 'none' } }] });
     try {
-      expect(router.logs()).toMatch(/auth\.mode: none sends no token, so every caller reaches upstream \W*demo\W* as one and the same identity/);
+      expect(router.logs()).toMatch(
+        /auth\.mode: none sends no token, so every caller reaches upstream \W*demo\W* as one and the same identity/,
+      );
     } finally {
       await router.stop();
     }
@@ -100,6 +112,8 @@ describe('connector start-up with a shared upstream identity', () => {
 
   it('refuses auth.mode none beside Entra auth unless shared_identity_acknowledged is set', async () => {
     const entra = { mode: 'entra', tenant_id: '00000000-0000-0000-0000-000000000001', client_id: 'router-app' };
-    await expect(startDispatcher({ auth: entra, workers: [{ name: 'w1', url: demo.url }], worker_auth: { mode: 'none' } })).rejects.toThrow(/one and the same identity.*shared_identity_acknowledged: true/s);
+    await expect(
+      startDispatcher({ auth: entra, workers: [{ name: 'w1', url: demo.url }], worker_auth: { mode: 'none' } }),
+    ).rejects.toThrow(/one and the same identity.*shared_identity_acknowledged: true/s);
   });
 });

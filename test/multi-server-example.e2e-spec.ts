@@ -10,7 +10,10 @@ const SCRIPT = join(ROOT, 'examples', 'multi-server', 'orchestrate.ts');
 
 /** Runs the example as its README does (`tsx`, resolving `@stoa/client` through tsconfig paths). */
 async function orchestrate(...urls: string[]): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, ...urls], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', SCRIPT, ...urls], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));

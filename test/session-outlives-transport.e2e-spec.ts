@@ -21,11 +21,18 @@ describe('an execution session outlives the 2025-era MCP session that created it
   for (const kind of APP_KINDS) {
     it(`resumes the kernel on a new connection after the first one ended (${kind})`, async () => {
       const { mcpUrl } = fleet.target(kind);
-      const [first] = await pyCalls(mcpUrl, 'legacy', [{ tool: 'execute_demo_code', args: { code: 'x = 41' } }], { token });
+      const [first] = await pyCalls(mcpUrl, 'legacy', [{ tool: 'execute_demo_code', args: { code: 'x = 41' } }], {
+        token,
+      });
       expect(first?.json.success).toBe(true);
       const sid = first?.json.session_id;
       expect(sid).toMatch(/^s-/);
-      const [again] = await pyCalls(mcpUrl, 'legacy', [{ tool: 'execute_demo_code', args: { code: 'x * 2', execution_session_id: sid } }], { token });
+      const [again] = await pyCalls(
+        mcpUrl,
+        'legacy',
+        [{ tool: 'execute_demo_code', args: { code: 'x * 2', execution_session_id: sid } }],
+        { token },
+      );
       expect(again?.json).toMatchObject({ success: true, stdout: '82\n', session_id: sid });
     });
   }
@@ -34,7 +41,15 @@ describe('an execution session outlives the 2025-era MCP session that created it
     const { mcpUrl } = fleet.target('executor');
     const [made] = await pyCalls(mcpUrl, 'legacy', [{ tool: 'execute_demo_code', args: { code: 'y = 1' } }], { token });
     const sid = made?.json.session_id;
-    const [, after] = await pyCalls(mcpUrl, 'legacy', [{ tool: 'demo_close_session', args: { session_id: sid } }, { tool: 'execute_demo_code', args: { code: 'y', execution_session_id: sid } }], { token });
+    const [, after] = await pyCalls(
+      mcpUrl,
+      'legacy',
+      [
+        { tool: 'demo_close_session', args: { session_id: sid } },
+        { tool: 'execute_demo_code', args: { code: 'y', execution_session_id: sid } },
+      ],
+      { token },
+    );
     expect(after?.text).toMatch(/was closed|not found/);
   });
 });

@@ -60,9 +60,19 @@ export function note(msg: string): void {
 
 /** Nest's default logger writes to stdout; route warnings and errors to stderr, drop the rest. */
 export function quietNestLogger(): void {
-  const toStderr = (level: string) => (message: unknown, ...rest: unknown[]) =>
-    process.stderr.write(`[nest ${level}] ${typeof message === 'string' ? message : JSON.stringify(message)} ${rest.map(String).join(' ')}\n`);
-  const logger: LoggerService = { log: () => undefined, warn: toStderr('warn'), error: toStderr('error'), debug: () => undefined, verbose: () => undefined };
+  const toStderr =
+    (level: string) =>
+    (message: unknown, ...rest: unknown[]) =>
+      process.stderr.write(
+        `[nest ${level}] ${typeof message === 'string' ? message : JSON.stringify(message)} ${rest.map(String).join(' ')}\n`,
+      );
+  const logger: LoggerService = {
+    log: () => undefined,
+    warn: toStderr('warn'),
+    error: toStderr('error'),
+    debug: () => undefined,
+    verbose: () => undefined,
+  };
   Logger.overrideLogger(logger);
 }
 

@@ -42,7 +42,9 @@ export function runToExit(exe: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(exe, args, { stdio: 'ignore' });
     child.once('error', reject);
-    child.once('exit', (code, signal) => (code === 0 ? resolve() : reject(new Error(`${exe} exited with ${signal ?? code}`))));
+    child.once('exit', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`${exe} exited with ${signal ?? code}`)),
+    );
   });
 }
 
@@ -68,12 +70,18 @@ export interface BatchView {
  * Polls `demo_check_batch` until the batch is no longer `running` (each poll is a full MCP round trip,
  * then `gapMs` of idle time). Returns the first terminal answer and the number of polls.
  */
-export async function pollBatch(client: BenchClient, batchId: string, gapMs: number, timeoutMs: number): Promise<{ view: BatchView; polls: number }> {
+export async function pollBatch(
+  client: BenchClient,
+  batchId: string,
+  gapMs: number,
+  timeoutMs: number,
+): Promise<{ view: BatchView; polls: number }> {
   const deadline = performance.now() + timeoutMs;
   for (let polls = 1; ; polls++) {
     const view = JSON.parse(await client.call('demo_check_batch', { batch_id: batchId })) as BatchView;
     if (view.status !== 'running') return { view, polls };
-    if (performance.now() > deadline) throw new Error(`batch ${batchId} still running after ${timeoutMs} ms: ${JSON.stringify(view).slice(0, 500)}`);
+    if (performance.now() > deadline)
+      throw new Error(`batch ${batchId} still running after ${timeoutMs} ms: ${JSON.stringify(view).slice(0, 500)}`);
     await sleep(gapMs);
   }
 }
@@ -96,9 +104,27 @@ export interface AdminJobTimes {
 export async function adminBatchTimes(executorUrl: string, batchId: string): Promise<AdminJobTimes[]> {
   const res = await fetch(`${executorUrl}/admin/v1/batches/${batchId}`, { headers: ADMIN });
   if (!res.ok) throw new Error(`admin batch ${batchId}: HTTP ${res.status} ${await res.text()}`);
-  const body = (await res.json()) as { jobs: { job_id: string; status: string; replica: string | null; input_index: number | null; created_at: string; started_at: string | null; completed_at: string | null }[] };
+  const body = (await res.json()) as {
+    jobs: {
+      job_id: string;
+      status: string;
+      replica: string | null;
+      input_index: number | null;
+      created_at: string;
+      started_at: string | null;
+      completed_at: string | null;
+    }[];
+  };
   const ms = (iso: string | null) => (iso === null ? null : Date.parse(iso));
-  return body.jobs.map((j) => ({ job_id: j.job_id, status: j.status, replica: j.replica, input_index: j.input_index, createdAt: Date.parse(j.created_at), startedAt: ms(j.started_at), completedAt: ms(j.completed_at) }));
+  return body.jobs.map((j) => ({
+    job_id: j.job_id,
+    status: j.status,
+    replica: j.replica,
+    input_index: j.input_index,
+    createdAt: Date.parse(j.created_at),
+    startedAt: ms(j.started_at),
+    completedAt: ms(j.completed_at),
+  }));
 }
 
 /**
@@ -108,6 +134,8 @@ export async function adminBatchTimes(executorUrl: string, batchId: string): Pro
  */
 export function openRedisSockets(url: string): number {
   const port = Number(new URL(url).port || 6379);
-  const handles = (process as unknown as { _getActiveHandles: () => { remotePort?: number; destroyed?: boolean }[] })._getActiveHandles();
+  const handles = (
+    process as unknown as { _getActiveHandles: () => { remotePort?: number; destroyed?: boolean }[] }
+  )._getActiveHandles();
   return handles.filter((h) => h.remotePort === port && !h.destroyed).length;
 }

@@ -16,7 +16,9 @@ export interface ConnectOptions {
 
 export async function connect(mcpUrl: string, opts: ConnectOptions = {}): Promise<BenchClient> {
   const client = new Client({ name: 'stoa-bench', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
-  const transportOpts = opts.token ? { requestInit: { headers: { Authorization: `Bearer ${opts.token}` } } } : undefined;
+  const transportOpts = opts.token
+    ? { requestInit: { headers: { Authorization: `Bearer ${opts.token}` } } }
+    : undefined;
   await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), transportOpts));
   return {
     call: async (tool, args) => {

@@ -11,15 +11,26 @@ export type Connector = 'router' | 'gateway' | 'dispatcher';
  * runs a policy (a blocked tool glob and a blocked domain function), a rate limit far above the load, and its
  * audit log on SQLite; the dispatcher has this one worker.
  */
-export async function demoBehindRouter(kind: Connector = 'router'): Promise<{ executor: RunningExecutor; router: RunningRouter; stop: () => Promise<void> }> {
+export async function demoBehindRouter(
+  kind: Connector = 'router',
+): Promise<{ executor: RunningExecutor; router: RunningRouter; stop: () => Promise<void> }> {
   const dir = join(ROOT, 'examples', 'servers', 'demo');
-  const executor = await startExecutor({ config: { tools: { manifest: join(dir, 'tools.yaml') }, skills: { dir: join(dir, 'skills') }, sessions: { warm_pool: 1, max_sessions: 500 } } });
+  const executor = await startExecutor({
+    config: {
+      tools: { manifest: join(dir, 'tools.yaml') },
+      skills: { dir: join(dir, 'skills') },
+      sessions: { warm_pool: 1, max_sessions: 500 },
+    },
+  });
   const auth = { mode: 'passthrough', audience: 'dev' };
   const router =
     kind === 'router'
       ? await startRouter({ upstreams: [{ name: 'demo', url: executor.mcpUrl, auth }] })
       : kind === 'gateway'
-        ? await startGateway({ upstream: { name: 'demo', url: executor.mcpUrl, auth }, policy: { blocked_tools: ['*_send'], blocked_functions: ['word_count'], max_calls_per_minute: 1_000_000 } })
+        ? await startGateway({
+            upstream: { name: 'demo', url: executor.mcpUrl, auth },
+            policy: { blocked_tools: ['*_send'], blocked_functions: ['word_count'], max_calls_per_minute: 1_000_000 },
+          })
         : await startDispatcher({ workers: [{ name: 'w1', url: executor.url }], worker_auth: auth });
   return {
     executor,

@@ -18,17 +18,23 @@ export async function overhead(kind: Connector): Promise<void> {
   try {
     const direct = await connect(net.executor.mcpUrl);
     const routed = await connect(net.router.mcpUrl);
-    const sd = (JSON.parse(await direct.call('execute_demo_code', { code: 'x = 1' })) as { session_id: string }).session_id;
-    const sr = (JSON.parse(await routed.call('execute_demo_code', { code: 'x = 1' })) as { session_id: string }).session_id;
+    const sd = (JSON.parse(await direct.call('execute_demo_code', { code: 'x = 1' })) as { session_id: string })
+      .session_id;
+    const sr = (JSON.parse(await routed.call('execute_demo_code', { code: 'x = 1' })) as { session_id: string })
+      .session_id;
     const cases = {
       'list-sessions': (c: typeof direct) => c.call('demo_list_sessions', {}),
-      'execute-1+1': (c: typeof direct, sid: string) => c.call('execute_demo_code', { code: '1+1', execution_session_id: sid }),
+      'execute-1+1': (c: typeof direct, sid: string) =>
+        c.call('execute_demo_code', { code: '1+1', execution_session_id: sid }),
     };
     const samples: Record<string, number[]> = {};
     note(`warm-up ${WARMUP}, then ${SAMPLES} rounds; each round times every case direct and routed, alternating order`);
     for (let i = 0; i < WARMUP + SAMPLES; i++) {
       for (const [name, run] of Object.entries(cases)) {
-        const order: ['direct' | 'routed', typeof direct, string][] = [['direct', direct, sd], ['routed', routed, sr]];
+        const order: ['direct' | 'routed', typeof direct, string][] = [
+          ['direct', direct, sd],
+          ['routed', routed, sr],
+        ];
         if (i % 2) order.reverse();
         for (const [via, client, sid] of order) {
           const t0 = performance.now();
@@ -40,7 +46,11 @@ export async function overhead(kind: Connector): Promise<void> {
     for (const name of Object.keys(cases)) {
       const d = summarize(samples[`${name}:direct`]!);
       emitFigures(BENCH, `${name}-direct`, d);
-      emitFigures(BENCH, `${name}-routed`, summarize(samples[`${name}:routed`]!), { name: `${name}-direct`, summary: d, goalMax: 1.35 });
+      emitFigures(BENCH, `${name}-routed`, summarize(samples[`${name}:routed`]!), {
+        name: `${name}-direct`,
+        summary: d,
+        goalMax: 1.35,
+      });
     }
     await direct.close();
     await routed.close();
@@ -48,4 +58,3 @@ export async function overhead(kind: Connector): Promise<void> {
     await net.stop();
   }
 }
-

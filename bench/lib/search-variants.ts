@@ -23,7 +23,43 @@ export interface Variant {
   dedupeQuery?: boolean;
 }
 
-const STOP = new Set(['a', 'an', 'the', 'of', 'to', 'in', 'on', 'for', 'and', 'or', 'with', 'by', 'from', 'is', 'are', 'be', 'i', 'me', 'my', 'we', 'it', 'this', 'that', 'how', 'do', 'can', 'what', 'which', 'want', 'need', 'some', 'into', 'using', 'use', 'get']);
+const STOP = new Set([
+  'a',
+  'an',
+  'the',
+  'of',
+  'to',
+  'in',
+  'on',
+  'for',
+  'and',
+  'or',
+  'with',
+  'by',
+  'from',
+  'is',
+  'are',
+  'be',
+  'i',
+  'me',
+  'my',
+  'we',
+  'it',
+  'this',
+  'that',
+  'how',
+  'do',
+  'can',
+  'what',
+  'which',
+  'want',
+  'need',
+  'some',
+  'into',
+  'using',
+  'use',
+  'get',
+]);
 
 const fold = (s: string): string => s.normalize('NFKD').replace(/\p{M}+/gu, '');
 
@@ -57,7 +93,13 @@ export function variantRanker(catalog: DomainCatalog, v: Variant, top: number): 
     fields,
     tokenize,
     processTerm,
-    searchOptions: { boost, bm25: { k: 1.5, b: 0.75, d: 0.5 }, prefix: (t: string, i: number) => i < 24 && t.length >= 5, fuzzy: (t: string, i: number) => (i < 24 && t.length >= 7 && t.length <= 32 ? 0.15 : false), maxFuzzy: 3 },
+    searchOptions: {
+      boost,
+      bm25: { k: 1.5, b: 0.75, d: 0.5 },
+      prefix: (t: string, i: number) => i < 24 && t.length >= 5,
+      fuzzy: (t: string, i: number) => (i < 24 && t.length >= 7 && t.length <= 32 ? 0.15 : false),
+      maxFuzzy: 3,
+    },
   });
   index.addAll(
     catalog.tools.map((t) => ({

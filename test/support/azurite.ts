@@ -23,7 +23,19 @@ export async function startAzurite(): Promise<Azurite> {
   const main = require.resolve('azurite/dist/src/blob/main.js');
   const child: ChildProcess = spawn(
     process.execPath,
-    [main, '--silent', '--disableTelemetry', '--location', dir, '--blobHost', '127.0.0.1', '--blobPort', String(port), '--skipApiVersionCheck', '--loose'],
+    [
+      main,
+      '--silent',
+      '--disableTelemetry',
+      '--location',
+      dir,
+      '--blobHost',
+      '127.0.0.1',
+      '--blobPort',
+      String(port),
+      '--skipApiVersionCheck',
+      '--loose',
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
@@ -33,7 +45,10 @@ export async function startAzurite(): Promise<Azurite> {
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`Azurite exited (${child.exitCode}): ${output}`);
-    const up = await fetch(`http://127.0.0.1:${port}/${AZURITE_ACCOUNT}?comp=list`).then(() => true, () => false);
+    const up = await fetch(`http://127.0.0.1:${port}/${AZURITE_ACCOUNT}?comp=list`).then(
+      () => true,
+      () => false,
+    );
     if (up) break;
     if (Date.now() > deadline) throw new Error(`Azurite did not listen on ${port} within 30 s: ${output}`);
     await new Promise((r) => setTimeout(r, 100)); // polling a port that is not open yet; there is no event to wait on

@@ -42,22 +42,45 @@ export interface Outcome {
 }
 
 const MODERN = '2026-07-28';
-const META = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'stoa-bad-input', version: '1.0.0' } };
+const META = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'stoa-bad-input', version: '1.0.0' },
+};
 const ACCEPT = 'application/json, text/event-stream';
 
 /** A 2026-07-28 request (`_meta` envelope, MCP headers); `raw` replaces the JSON body. */
-export function modern(method: string, params: Record<string, unknown> = {}, opts: { name?: string; capabilities?: Record<string, unknown>; raw?: () => string } = {}): () => BadRequest {
+export function modern(
+  method: string,
+  params: Record<string, unknown> = {},
+  opts: { name?: string; capabilities?: Record<string, unknown>; raw?: () => string } = {},
+): () => BadRequest {
   return () => {
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: ACCEPT, 'mcp-protocol-version': MODERN, 'mcp-method': method };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: ACCEPT,
+      'mcp-protocol-version': MODERN,
+      'mcp-method': method,
+    };
     if (opts.name) headers['mcp-name'] = opts.name;
     const _meta = { ...META, 'io.modelcontextprotocol/clientCapabilities': opts.capabilities ?? {} };
-    return { headers, body: opts.raw?.() ?? JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta } }) };
+    return {
+      headers,
+      body: opts.raw?.() ?? JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta } }),
+    };
   };
 }
 
 /** A request on the target's 2025-era MCP session; `raw` replaces the JSON body. */
-export function legacy(method: string, params: Record<string, unknown> = {}, opts: { raw?: () => string } = {}): () => BadRequest {
-  return () => ({ legacy: true, headers: { 'content-type': 'application/json', accept: ACCEPT }, body: opts.raw?.() ?? JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+export function legacy(
+  method: string,
+  params: Record<string, unknown> = {},
+  opts: { raw?: () => string } = {},
+): () => BadRequest {
+  return () => ({
+    legacy: true,
+    headers: { 'content-type': 'application/json', accept: ACCEPT },
+    body: opts.raw?.() ?? JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+  });
 }
 
 /** Any HTTP request to /mcp. */
@@ -73,13 +96,28 @@ export const big = (mb: number): string => 'a'.repeat(Math.round(mb * 1024 * 102
 /** Opens a 2025-era MCP session on `mcpUrl` (initialize + initialized) and returns its Mcp-Session-Id. */
 export async function openLegacySession(mcpUrl: string, token: string): Promise<string> {
   const headers = { 'content-type': 'application/json', accept: ACCEPT, authorization: `Bearer ${token}` };
-  const init = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'stoa-bad-input', version: '1.0.0' } } };
+  const init = {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'stoa-bad-input', version: '1.0.0' },
+    },
+  };
   const res = await fetch(mcpUrl, { method: 'POST', headers, body: JSON.stringify(init) });
   await res.text();
   const sid = res.headers.get('mcp-session-id');
   if (!sid) throw new Error(`initialize at ${mcpUrl} gave no Mcp-Session-Id (HTTP ${res.status})`);
   const sessionHeaders = { ...headers, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
-  await (await fetch(mcpUrl, { method: 'POST', headers: sessionHeaders, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+  await (
+    await fetch(mcpUrl, {
+      method: 'POST',
+      headers: sessionHeaders,
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    })
+  ).text();
   return sid;
 }
 
@@ -96,9 +134,14 @@ export async function idleStallMs(target: Target, ms = 1000): Promise<number> {
  * Sends `req` to `target` while a worker thread probes /health back to back (its own event loop, so the
  * test's JSON work cannot inflate the figure), and measures RSS and log growth of the app around it.
  */
-export async function sendBad(target: Target, req: BadRequest, auth: { token: string; legacySession?: string }): Promise<Outcome> {
+export async function sendBad(
+  target: Target,
+  req: BadRequest,
+  auth: { token: string; legacySession?: string },
+): Promise<Outcome> {
   const headers: Record<string, string> = { authorization: `Bearer ${auth.token}`, ...req.headers };
-  if (req.legacy) Object.assign(headers, { 'mcp-session-id': auth.legacySession ?? '', 'mcp-protocol-version': '2025-11-25' });
+  if (req.legacy)
+    Object.assign(headers, { 'mcp-session-id': auth.legacySession ?? '', 'mcp-protocol-version': '2025-11-25' });
   const body = req.body === undefined ? undefined : Buffer.from(req.body);
   const rssBefore = rssMb(target.pid);
   const logsBefore = target.logs().length;
@@ -114,15 +157,32 @@ export async function sendBad(target: Target, req: BadRequest, auth: { token: st
   }
   const stallMs = await probe.result;
   const answer = parseAnswer(payload, res.headers.get('content-type') ?? '');
-  return { status: res.status, headers: res.headers, bytes: payload.length, ...answer, stallMs, rssGrowthMb: rssMb(target.pid) - rssBefore, logGrowthBytes: target.logs().length - logsBefore };
+  return {
+    status: res.status,
+    headers: res.headers,
+    bytes: payload.length,
+    ...answer,
+    stallMs,
+    rssGrowthMb: rssMb(target.pid) - rssBefore,
+    logGrowthBytes: target.logs().length - logsBefore,
+  };
 }
 
 /** error.code/message of a JSON-RPC answer (JSON or the last SSE event), or a tool result's text. */
 function parseAnswer(payload: Buffer, type: string): { code?: number; text?: string } {
   let text = payload.toString('utf8');
-  if (type.includes('text/event-stream')) text = text.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).pop() ?? '';
+  if (type.includes('text/event-stream'))
+    text =
+      text
+        .split(/\r?\n/)
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trim())
+        .pop() ?? '';
   try {
-    const m = JSON.parse(text) as { error?: { code?: number; message?: string }; result?: { content?: { text?: string }[] } };
+    const m = JSON.parse(text) as {
+      error?: { code?: number; message?: string };
+      result?: { content?: { text?: string }[] };
+    };
     if (m.error) return { code: m.error.code, text: m.error.message };
     return { text: m.result?.content?.map((c) => c.text ?? '').join('') };
   } catch {

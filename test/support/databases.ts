@@ -28,7 +28,9 @@ function serviceAvailable(name: string, url: string, probe: string): boolean {
   if (res.status === 0) return true;
   const why = (res.stderr || 'no answer').trim();
   if (REQUIRE_SERVICES) throw new Error(`${name} is required (STOA_REQUIRE_SERVICES=1) but ${url} failed: ${why}`);
-  console.warn(`${name} tests skipped: ${url} is not reachable (${why}). Set STOA_REQUIRE_SERVICES=1 to make this an error.`);
+  console.warn(
+    `${name} tests skipped: ${url} is not reachable (${why}). Set STOA_REQUIRE_SERVICES=1 to make this an error.`,
+  );
   return false;
 }
 
@@ -43,7 +45,13 @@ export interface DbTarget {
 /** A fresh SQLite file, or a fresh PostgreSQL schema, for one test suite. */
 export function dbTarget(name: 'sqlite' | 'postgres'): DbTarget {
   const dir = mkdtempSync(join(tmpdir(), 'stoa-db-'));
-  if (name === 'sqlite') return { name, database: { pool_size: 1 }, defaultSqlitePath: join(dir, 'stoa.sqlite'), cleanup: () => Promise.resolve() };
+  if (name === 'sqlite')
+    return {
+      name,
+      database: { pool_size: 1 },
+      defaultSqlitePath: join(dir, 'stoa.sqlite'),
+      cleanup: () => Promise.resolve(),
+    };
   const schema = `t_${randomBytes(6).toString('hex')}`;
   return {
     name,

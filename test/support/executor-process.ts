@@ -37,10 +37,14 @@ export async function startExecutor(opts: ExecutorOptions = {}): Promise<Running
   const port = opts.port ?? (await freePort());
   const configFile = join(dir, 'server.yaml');
   writeFileSync(configFile, stringify({ name: 'demo', data_dir: dataDir, sandbox: testSandbox(), ...opts.config }));
-  const proc = spawn(process.execPath, [EXECUTOR_MAIN, '--config', configFile, '--port', String(port), ...(opts.args ?? [])], {
-    env: { ...process.env, LOG_LEVEL: 'warn', STOA_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [EXECUTOR_MAIN, '--config', configFile, '--port', String(port), ...(opts.args ?? [])],
+    {
+      env: { ...process.env, LOG_LEVEL: 'warn', STOA_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let logs = '';
   proc.stdout?.on('data', (d: Buffer) => (logs += d.toString()));
   proc.stderr?.on('data', (d: Buffer) => (logs += d.toString()));

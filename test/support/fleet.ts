@@ -30,19 +30,44 @@ const passthrough = { mode: 'passthrough', audience: 'dev' };
 
 export async function startFleet(executorConfig: Record<string, unknown> = {}): Promise<Fleet> {
   const executor = await startExecutor({
-    config: { tools: { manifest: join(DEMO, 'tools.yaml') }, skills: { dir: join(DEMO, 'skills') }, sessions: { warm_pool: 1, replica: 'fleet-a', id_signing_key: KEY }, ...executorConfig },
+    config: {
+      tools: { manifest: join(DEMO, 'tools.yaml') },
+      skills: { dir: join(DEMO, 'skills') },
+      sessions: { warm_pool: 1, replica: 'fleet-a', id_signing_key: KEY },
+      ...executorConfig,
+    },
   });
   const connectors: [AppKind, RunningRouter][] = [];
   try {
     // One after another: three Nest apps booting at once on a busy 2-core machine overrun the start deadline.
-    connectors.push(['router', await startRouter({ upstreams: [{ name: 'demo', url: executor.mcpUrl, auth: passthrough }] })]);
-    connectors.push(['gateway', await startGateway({ upstream: { name: 'demo', url: executor.mcpUrl, auth: passthrough } })]);
-    connectors.push(['dispatcher', await startDispatcher({ workers: [{ name: 'w1', url: executor.url }], worker_auth: passthrough, session_key: KEY, health_check_interval: 1 })]);
+    connectors.push([
+      'router',
+      await startRouter({ upstreams: [{ name: 'demo', url: executor.mcpUrl, auth: passthrough }] }),
+    ]);
+    connectors.push([
+      'gateway',
+      await startGateway({ upstream: { name: 'demo', url: executor.mcpUrl, auth: passthrough } }),
+    ]);
+    connectors.push([
+      'dispatcher',
+      await startDispatcher({
+        workers: [{ name: 'w1', url: executor.url }],
+        worker_auth: passthrough,
+        session_key: KEY,
+        health_check_interval: 1,
+      }),
+    ]);
   } catch (err) {
     await executor.stop();
     throw err;
   }
-  const asTarget = (kind: AppKind, p: RunningExecutor | RunningRouter): Target => ({ kind, url: p.url, mcpUrl: p.mcpUrl, pid: p.proc.pid!, logs: p.logs });
+  const asTarget = (kind: AppKind, p: RunningExecutor | RunningRouter): Target => ({
+    kind,
+    url: p.url,
+    mcpUrl: p.mcpUrl,
+    pid: p.proc.pid!,
+    logs: p.logs,
+  });
   const targets = [asTarget('executor', executor), ...connectors.map(([kind, p]) => asTarget(kind, p))];
   return {
     executor,

@@ -6,7 +6,18 @@ import { createServer, type Server } from 'node:https';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createLocalJWKSet, errors as joseErrors, exportJWK, exportSPKI, generateKeyPair, type JWK, type JWTPayload, jwtVerify, SignJWT, type CryptoKey } from 'jose';
+import {
+  createLocalJWKSet,
+  errors as joseErrors,
+  exportJWK,
+  exportSPKI,
+  generateKeyPair,
+  type JWK,
+  type JWTPayload,
+  jwtVerify,
+  SignJWT,
+  type CryptoKey,
+} from 'jose';
 
 interface SigningKey {
   kid: string;
@@ -139,7 +150,9 @@ export class TestOidcIssuer {
     const signing = o.signing ?? 'valid';
     if (signing === 'none') return `${b64({ alg: 'none', typ: 'JWT' })}.${b64(claims)}.`;
     if (signing === 'hs256-public-key') {
-      return new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: key.kid }).sign(new TextEncoder().encode(key.publicPem));
+      return new SignJWT(claims)
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT', kid: key.kid })
+        .sign(new TextEncoder().encode(key.publicPem));
     }
     const signer = signing === 'valid' ? key : await makeKey();
     const kid = signing === 'unknown-kid' ? `unknown-${randomUUID()}` : key.kid;
@@ -154,26 +167,29 @@ export class TestOidcIssuer {
   private async init(): Promise<void> {
     this.makeCertificates();
     this.keys = [await makeKey()];
-    this.server = createServer({ key: readFileSync(join(this.dir, 'server.key')), cert: readFileSync(join(this.dir, 'server.pem')) }, (req, res) => {
-      if (this.down) return req.socket.destroy();
-      const url = req.url ?? '';
-      const json = (body: unknown, status = 200) => {
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(body));
-      };
-      if (url === `/${this.tenant}/v2.0/.well-known/openid-configuration`) return json(this.openidConfiguration());
-      if (url === `/${this.tenant}/discovery/v2.0/keys`) {
-        this.jwksRequests++;
-        return json({ keys: this.keys.map((k) => k.publicJwk) });
-      }
-      if (req.method === 'POST' && url.split('?')[0] === `/${this.tenant}/oauth2/v2.0/token`) {
-        return void this.tokenEndpoint(req).then(
-          (r) => json(r.body, r.status),
-          (err: Error) => json({ error: 'server_error', error_description: err.message }, 500),
-        );
-      }
-      res.writeHead(404).end();
-    });
+    this.server = createServer(
+      { key: readFileSync(join(this.dir, 'server.key')), cert: readFileSync(join(this.dir, 'server.pem')) },
+      (req, res) => {
+        if (this.down) return req.socket.destroy();
+        const url = req.url ?? '';
+        const json = (body: unknown, status = 200) => {
+          res.writeHead(status, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(body));
+        };
+        if (url === `/${this.tenant}/v2.0/.well-known/openid-configuration`) return json(this.openidConfiguration());
+        if (url === `/${this.tenant}/discovery/v2.0/keys`) {
+          this.jwksRequests++;
+          return json({ keys: this.keys.map((k) => k.publicJwk) });
+        }
+        if (req.method === 'POST' && url.split('?')[0] === `/${this.tenant}/oauth2/v2.0/token`) {
+          return void this.tokenEndpoint(req).then(
+            (r) => json(r.body, r.status),
+            (err: Error) => json({ error: 'server_error', error_description: err.message }, 500),
+          );
+        }
+        res.writeHead(404).end();
+      },
+    );
     this.server.on('connection', (s: Socket) => {
       this.sockets.add(s);
       s.once('close', () => this.sockets.delete(s));
@@ -186,46 +202,116 @@ export class TestOidcIssuer {
   private async tokenEndpoint(req: IncomingMessage): Promise<TokenReply> {
     const form = new URLSearchParams(await readBody(req));
     const cid = form.get('client-request-id') ?? randomUUID();
-    const fail = (status: number, error: string, code: number, description: string) => aadError(status, error, code, description, cid);
+    const fail = (status: number, error: string, code: number, description: string) =>
+      aadError(status, error, code, description, cid);
     const grantType = form.get('grant_type');
     const grant: TokenGrant | undefined =
-      grantType === 'client_credentials' ? 'client_credentials'
-      : grantType === 'urn:ietf:params:oauth:grant-type:jwt-bearer' && form.get('requested_token_use') === 'on_behalf_of' ? 'on_behalf_of'
-      : undefined;
-    if (!grant) return fail(400, 'unsupported_grant_type', 70003, `The app requested an unsupported grant type '${grantType ?? ''}'.`);
+      grantType === 'client_credentials'
+        ? 'client_credentials'
+        : grantType === 'urn:ietf:params:oauth:grant-type:jwt-bearer' &&
+            form.get('requested_token_use') === 'on_behalf_of'
+          ? 'on_behalf_of'
+          : undefined;
+    if (!grant)
+      return fail(
+        400,
+        'unsupported_grant_type',
+        70003,
+        `The app requested an unsupported grant type '${grantType ?? ''}'.`,
+      );
     this.tokenRequests[grant]++;
 
     const clientId = form.get('client_id');
-    if (!clientId) return fail(400, 'invalid_request', 900144, "The request body must contain the following parameter: 'client_id'.");
+    if (!clientId)
+      return fail(
+        400,
+        'invalid_request',
+        900144,
+        "The request body must contain the following parameter: 'client_id'.",
+      );
     const client = this.clients.get(clientId);
-    if (!client) return fail(400, 'unauthorized_client', 700016, `Application with identifier '${clientId}' was not found in the directory '${this.tenant}'.`);
+    if (!client)
+      return fail(
+        400,
+        'unauthorized_client',
+        700016,
+        `Application with identifier '${clientId}' was not found in the directory '${this.tenant}'.`,
+      );
     const secret = form.get('client_secret');
-    if (!secret) return fail(401, 'invalid_client', 7000218, "The request body must contain the following parameter: 'client_assertion' or 'client_secret'.");
+    if (!secret)
+      return fail(
+        401,
+        'invalid_client',
+        7000218,
+        "The request body must contain the following parameter: 'client_assertion' or 'client_secret'.",
+      );
     if (secret !== client.secret) {
-      return fail(401, 'invalid_client', 7000215, `Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '${clientId}'.`);
+      return fail(
+        401,
+        'invalid_client',
+        7000215,
+        `Invalid client secret provided. Ensure the secret being sent in the request is the client secret value, not the client secret ID, for a secret added to app '${clientId}'.`,
+      );
     }
 
     const scopes = (form.get('scope') ?? '').split(' ').filter((s) => s && !OIDC_SCOPES.has(s));
     const resources = new Set(scopes.map((s) => s.slice(0, s.lastIndexOf('/'))));
     const [audience] = resources;
-    if (!audience || resources.size !== 1) return fail(400, 'invalid_scope', 70011, `The provided value for the input parameter 'scope' is not valid: '${scopes.join(' ')}' must name exactly one resource.`);
+    if (!audience || resources.size !== 1)
+      return fail(
+        400,
+        'invalid_scope',
+        70011,
+        `The provided value for the input parameter 'scope' is not valid: '${scopes.join(' ')}' must name exactly one resource.`,
+      );
     const names = scopes.map((s) => s.slice(s.lastIndexOf('/') + 1));
     if (grant === 'client_credentials') {
-      if (names.some((n) => n !== '.default')) return fail(400, 'invalid_scope', 1002012, `The provided value for scope ${scopes.join(' ')} is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).`);
-      return this.issue(scopes, { aud: audience, oid: client.servicePrincipalId, sub: client.servicePrincipalId, azp: clientId, idtyp: 'app', ...(client.roles.length ? { roles: client.roles } : {}) });
+      if (names.some((n) => n !== '.default'))
+        return fail(
+          400,
+          'invalid_scope',
+          1002012,
+          `The provided value for scope ${scopes.join(' ')} is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).`,
+        );
+      return this.issue(scopes, {
+        aud: audience,
+        oid: client.servicePrincipalId,
+        sub: client.servicePrincipalId,
+        azp: clientId,
+        idtyp: 'app',
+        ...(client.roles.length ? { roles: client.roles } : {}),
+      });
     }
     const verified = await this.verifyAssertion(form.get('assertion') ?? '', clientId, cid);
     if ('refused' in verified) return verified.refused;
     const user = verified.claims;
-    if (typeof user.scp !== 'string' || !user.scp) return fail(400, 'invalid_request', 7000114, `Application '${clientId}' is not allowed to make application on-behalf-of calls.`);
+    if (typeof user.scp !== 'string' || !user.scp)
+      return fail(
+        400,
+        'invalid_request',
+        7000114,
+        `Application '${clientId}' is not allowed to make application on-behalf-of calls.`,
+      );
     const scp = names.map((n) => (n === '.default' ? 'user_impersonation' : n)).join(' ');
-    const reply = await this.issue(scopes, { aud: audience, oid: user.oid, sub: user.sub, tid: user.tid, name: user.name, azp: clientId, scp });
+    const reply = await this.issue(scopes, {
+      aud: audience,
+      oid: user.oid,
+      sub: user.sub,
+      tid: user.tid,
+      name: user.name,
+      azp: clientId,
+      scp,
+    });
     reply.body.client_info = Buffer.from(JSON.stringify({ uid: user.oid, utid: user.tid })).toString('base64url');
     return reply;
   }
 
   /** The claims of a user token this issuer signed for `clientId`, or the AAD error refusing it. */
-  private async verifyAssertion(assertion: string, clientId: string, cid: string): Promise<{ claims: JWTPayload } | { refused: TokenReply }> {
+  private async verifyAssertion(
+    assertion: string,
+    clientId: string,
+    cid: string,
+  ): Promise<{ claims: JWTPayload } | { refused: TokenReply }> {
     try {
       const { payload } = await jwtVerify(assertion, createLocalJWKSet({ keys: this.keys.map((k) => k.publicJwk) }), {
         algorithms: ['RS256'],
@@ -238,8 +324,19 @@ export class TestOidcIssuer {
       }
       return { claims: payload };
     } catch (err) {
-      if (err instanceof joseErrors.JWTExpired) return { refused: aadError(400, 'invalid_grant', 500133, 'Assertion is not within its valid time range.', cid) };
-      return { refused: aadError(400, 'invalid_grant', 50013, `Assertion failed signature validation. [Reason - ${(err as Error).message}]`, cid) };
+      if (err instanceof joseErrors.JWTExpired)
+        return {
+          refused: aadError(400, 'invalid_grant', 500133, 'Assertion is not within its valid time range.', cid),
+        };
+      return {
+        refused: aadError(
+          400,
+          'invalid_grant',
+          50013,
+          `Assertion failed signature validation. [Reason - ${(err as Error).message}]`,
+          cid,
+        ),
+      };
     }
   }
 
@@ -247,27 +344,97 @@ export class TestOidcIssuer {
     const key = this.keys[0] as SigningKey;
     const now = Math.floor(Date.now() / 1000);
     const expiresIn = this.accessTokenLifetime;
-    const accessToken = await new SignJWT({ iss: this.v2Issuer, tid: this.tenant, ver: '2.0', ...claims, iat: now, nbf: now - 5, exp: now + expiresIn })
+    const accessToken = await new SignJWT({
+      iss: this.v2Issuer,
+      tid: this.tenant,
+      ver: '2.0',
+      ...claims,
+      iat: now,
+      nbf: now - 5,
+      exp: now + expiresIn,
+    })
       .setProtectedHeader({ alg: 'RS256', typ: 'JWT', kid: key.kid })
       .sign(key.privateKey);
-    return { status: 200, body: { token_type: 'Bearer', scope: scopes.join(' '), expires_in: expiresIn, ext_expires_in: expiresIn, access_token: accessToken } };
+    return {
+      status: 200,
+      body: {
+        token_type: 'Bearer',
+        scope: scopes.join(' '),
+        expires_in: expiresIn,
+        ext_expires_in: expiresIn,
+        access_token: accessToken,
+      },
+    };
   }
 
   /** A test CA and a server certificate for 127.0.0.1/localhost (openssl). */
   private makeCertificates(): void {
     const d = this.dir;
     const run = (args: string[]) => execFileSync('openssl', args, { cwd: d, stdio: 'pipe' });
-    run(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=Stoa Test CA']);
-    run(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1']);
-    writeFileSync(join(d, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n');
-    run(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf']);
+    run([
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=Stoa Test CA',
+    ]);
+    run([
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'server.key',
+      '-out',
+      'server.csr',
+      '-subj',
+      '/CN=127.0.0.1',
+    ]);
+    writeFileSync(
+      join(d, 'ext.cnf'),
+      'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\n',
+    );
+    run([
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'server.pem',
+      '-days',
+      '2',
+      '-extfile',
+      'ext.cnf',
+    ]);
   }
 }
 
 /** An error in Entra's shape: `AADSTS{code}: …` plus trace/correlation ids and `error_codes`. */
-function aadError(status: number, error: string, code: number, description: string, correlationId: string = randomUUID()): TokenReply {
+function aadError(
+  status: number,
+  error: string,
+  code: number,
+  description: string,
+  correlationId: string = randomUUID(),
+): TokenReply {
   const traceId = randomUUID();
-  const timestamp = new Date().toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  const timestamp = new Date()
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z');
   return {
     status,
     body: {
@@ -298,5 +465,10 @@ function b64(o: unknown): string {
 async function makeKey(): Promise<SigningKey> {
   const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
   const kid = randomUUID();
-  return { kid, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' }, publicPem: await exportSPKI(publicKey) };
+  return {
+    kid,
+    privateKey,
+    publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'RS256', use: 'sig' },
+    publicPem: await exportSPKI(publicKey),
+  };
 }

@@ -13,10 +13,17 @@ export interface PyResult {
 }
 
 /** Runs calls through the real Python `mcp` 2.3 client over one connection. */
-export async function pyCalls(url: string, mode: 'auto' | 'legacy', calls: PyCall[], opts: { token?: string; listTools?: boolean } = {}): Promise<PyResult[]> {
+export async function pyCalls(
+  url: string,
+  mode: 'auto' | 'legacy',
+  calls: PyCall[],
+  opts: { token?: string; listTools?: boolean } = {},
+): Promise<PyResult[]> {
   const plan = JSON.stringify({ url, mode, token: opts.token, calls, list_tools: opts.listTools });
   return new Promise((resolve, reject) => {
-    const child = spawn(TEST_PYTHON, [join(ROOT, 'test', 'clients', 'py_mcp_client.py')], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(TEST_PYTHON, [join(ROOT, 'test', 'clients', 'py_mcp_client.py')], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));

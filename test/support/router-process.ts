@@ -22,21 +22,38 @@ export function startRouter(config: Record<string, unknown>, env: Record<string,
 }
 
 /** Starts `node dist/apps/gateway/main.js` (data dir in a temp dir unless given). */
-export function startGateway(config: Record<string, unknown>, env: Record<string, string> = {}): Promise<RunningRouter> {
-  return startConnector(GATEWAY_MAIN, { name: 'gw', data_dir: mkdtempSync(join(tmpdir(), 'stoa-gw-data-')), ...config }, env);
+export function startGateway(
+  config: Record<string, unknown>,
+  env: Record<string, string> = {},
+): Promise<RunningRouter> {
+  return startConnector(
+    GATEWAY_MAIN,
+    { name: 'gw', data_dir: mkdtempSync(join(tmpdir(), 'stoa-gw-data-')), ...config },
+    env,
+  );
 }
 
 /** Starts `node dist/apps/dispatcher/main.js`. */
-export function startDispatcher(config: Record<string, unknown>, env: Record<string, string> = {}): Promise<RunningRouter> {
+export function startDispatcher(
+  config: Record<string, unknown>,
+  env: Record<string, string> = {},
+): Promise<RunningRouter> {
   return startConnector(DISPATCHER_MAIN, { name: 'pool', ...config }, env);
 }
 
-async function startConnector(main: string, config: Record<string, unknown>, env: Record<string, string>): Promise<RunningRouter> {
+async function startConnector(
+  main: string,
+  config: Record<string, unknown>,
+  env: Record<string, string>,
+): Promise<RunningRouter> {
   const dir = mkdtempSync(join(tmpdir(), 'stoa-connector-'));
   const port = await freePort();
   const file = join(dir, 'connector.yaml');
   writeFileSync(file, stringify(config));
-  const proc = spawn(process.execPath, [main, '--config', file, '--port', String(port)], { env: { ...process.env, LOG_LEVEL: 'warn', STOA_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [main, '--config', file, '--port', String(port)], {
+    env: { ...process.env, LOG_LEVEL: 'warn', STOA_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let logs = '';
   proc.stdout?.on('data', (d: Buffer) => (logs += d.toString()));
   proc.stderr?.on('data', (d: Buffer) => (logs += d.toString()));

@@ -24,7 +24,8 @@ export function testSandbox(): Record<string, unknown> {
 export function bubblewrapAvailable(): boolean {
   if (HAS_BWRAP) return true;
   const why = 'bubblewrap (bwrap) is not installed: apt-get install bubblewrap to run the sandbox suites';
-  if (REQUIRE_SERVICES && process.env.STOA_FRESH_MACHINE !== '1') throw new Error(`${why} (STOA_REQUIRE_SERVICES=1 makes this an error)`);
+  if (REQUIRE_SERVICES && process.env.STOA_FRESH_MACHINE !== '1')
+    throw new Error(`${why} (STOA_REQUIRE_SERVICES=1 makes this an error)`);
   console.warn(`sandbox tests skipped: ${why}.`);
   return false;
 }

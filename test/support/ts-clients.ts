@@ -4,11 +4,22 @@ import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextproto
 
 /** Minimal common face of the SDK clients used in tests. */
 export interface TestClient {
-  call: (tool: string, args: Record<string, unknown>) => Promise<{ json: Record<string, unknown> & { session_id?: string }; isError: boolean; text: string; meta?: Record<string, unknown> }>;
+  call: (
+    tool: string,
+    args: Record<string, unknown>,
+  ) => Promise<{
+    json: Record<string, unknown> & { session_id?: string };
+    isError: boolean;
+    text: string;
+    meta?: Record<string, unknown>;
+  }>;
   listTools: () => Promise<string[]>;
   describeTool: (name: string) => Promise<string | undefined>;
   /** Calls a tool with a progress token; returns the result and every progress message received. */
-  callWithProgress?: (tool: string, args: Record<string, unknown>) => Promise<{ json: Record<string, unknown>; progress: string[] }>;
+  callWithProgress?: (
+    tool: string,
+    args: Record<string, unknown>,
+  ) => Promise<{ json: Record<string, unknown>; progress: string[] }>;
   /** Calls a tool and cancels the request after `ms` (MCP cancellation); resolves when the call settled. */
   callAndCancel?: (tool: string, args: Record<string, unknown>, ms: number) => Promise<void>;
   close: () => Promise<void>;
@@ -36,13 +47,19 @@ function parse(content: unknown): { text: string; json: Record<string, unknown> 
 /** TS SDK v2 client; `mode` 'auto' negotiates 2026-07-28, 'legacy' speaks 2025-11-25. */
 export async function v2Client(url: string, mode: 'auto' | 'legacy', token?: string): Promise<TestClient> {
   const client = new Client({ name: 'stoa-test-v2', version: '1.0.0' }, { versionNegotiation: { mode } });
-  const transport = new StreamableHTTPClientTransport(new URL(url), token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined);
+  const transport = new StreamableHTTPClientTransport(
+    new URL(url),
+    token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined,
+  );
   await client.connect(transport);
   return {
     ...wrap(client),
     callWithProgress: async (tool, args) => {
       const progress: string[] = [];
-      const r = await client.callTool({ name: tool, arguments: args }, { onprogress: (p) => progress.push(p.message ?? '') });
+      const r = await client.callTool(
+        { name: tool, arguments: args },
+        { onprogress: (p) => progress.push(p.message ?? '') },
+      );
       return { json: parse(r.content).json, progress };
     },
     callAndCancel: async (tool, args, ms) => {
@@ -57,12 +74,20 @@ export async function v2Client(url: string, mode: 'auto' | 'legacy', token?: str
 /** TS SDK v1 (1.32) client: 2025-era, sessionful. */
 export async function v1Client(url: string, token?: string): Promise<TestClient> {
   const client = new V1Client({ name: 'stoa-test-v1', version: '1.0.0' });
-  await client.connect(new V1Transport(new URL(url), token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined));
+  await client.connect(
+    new V1Transport(
+      new URL(url),
+      token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined,
+    ),
+  );
   return wrap(client);
 }
 
 interface SdkClient {
-  callTool: (p: { name: string; arguments: Record<string, unknown> }) => Promise<{ content?: unknown; isError?: unknown; _meta?: Record<string, unknown> }>;
+  callTool: (p: {
+    name: string;
+    arguments: Record<string, unknown>;
+  }) => Promise<{ content?: unknown; isError?: unknown; _meta?: Record<string, unknown> }>;
   listTools: () => Promise<{ tools: { name: string; description?: string }[] }>;
   close: () => Promise<void>;
 }

@@ -17,7 +17,9 @@ export class AffinityStore {
   ) {
     if (redisUrl) {
       this.redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
-      this.redis.on('error', (err: Error) => this.logger.warn({ err: err.message }, 'affinity Redis unavailable; using this replica\'s memory'));
+      this.redis.on('error', (err: Error) =>
+        this.logger.warn({ err: err.message }, "affinity Redis unavailable; using this replica's memory"),
+      );
     }
   }
 

@@ -6,12 +6,19 @@ import { dispatcherConfigSchema } from './dispatcher.config';
 /** The two things the balancer reads from a worker; the pool's health loop flips `healthy`. */
 type FakeWorker = Pick<Upstream, 'name'> & { healthy: boolean };
 
-function setup(strategy: string, weights: Record<string, number>): { balancer: Balancer; workers: FakeWorker[]; picks: (n: number) => (string | undefined)[] } {
+function setup(
+  strategy: string,
+  weights: Record<string, number>,
+): { balancer: Balancer; workers: FakeWorker[]; picks: (n: number) => (string | undefined)[] } {
   const workers: FakeWorker[] = Object.keys(weights).map((name) => ({ name, healthy: true }));
   const config = dispatcherConfigSchema.parse({
     name: 'd',
     strategy,
-    workers: Object.entries(weights).map(([name, weight], i) => ({ name, weight, url: `http://127.0.0.1:${9001 + i}` })),
+    workers: Object.entries(weights).map(([name, weight], i) => ({
+      name,
+      weight,
+      url: `http://127.0.0.1:${9001 + i}`,
+    })),
   });
   // A fake of the pool's one method the balancer uses; the workers stand in for Upstreams (name + health only).
   const pool = { upstreams: () => workers as unknown as readonly Upstream[] } satisfies Pick<UpstreamPool, 'upstreams'>;

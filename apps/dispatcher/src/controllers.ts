@@ -16,7 +16,11 @@ export class McpController {
   constructor(private readonly mcp: DispatcherMcpService) {}
 
   @All('mcp')
-  async handle(@Req() req: McpRequest, @Res() res: ServerResponse, @CurrentPrincipal() principal: Principal): Promise<void> {
+  async handle(
+    @Req() req: McpRequest,
+    @Res() res: ServerResponse,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<void> {
     await this.mcp.endpoint.handle(req, res, principal);
   }
 }
@@ -35,7 +39,15 @@ export class HealthController {
   @Get(['health', 'healthz'])
   health() {
     const c = this.settings.config;
-    return { status: 'healthy', server: c.name, type: 'DispatcherServer', strategy: c.strategy, workers: Object.fromEntries(this.pool.status().map((s) => [s.name, s.state === 'healthy' ? 'healthy' : 'unhealthy'])) };
+    return {
+      status: 'healthy',
+      server: c.name,
+      type: 'DispatcherServer',
+      strategy: c.strategy,
+      workers: Object.fromEntries(
+        this.pool.status().map((s) => [s.name, s.state === 'healthy' ? 'healthy' : 'unhealthy']),
+      ),
+    };
   }
 
   /** Readiness: every worker and the affinity Redis (when configured), each named; 503 when one is down. */
@@ -43,7 +55,10 @@ export class HealthController {
   async ready(@Res({ passthrough: true }) res: Response) {
     const ping = this.dispatch.store.ping();
     const redis = ping ? await probe(() => ping) : undefined;
-    const body = readiness(this.settings.config.name, { ...(redis ? { redis } : {}), workers: upstreamChecks(this.pool) });
+    const body = readiness(this.settings.config.name, {
+      ...(redis ? { redis } : {}),
+      workers: upstreamChecks(this.pool),
+    });
     res.status(readinessStatus(body));
     return body;
   }
@@ -51,7 +66,13 @@ export class HealthController {
   @Get('catalog')
   catalog() {
     const c = this.pool.upstreams().find((u) => u.catalog)?.catalog;
-    return { server_name: c?.serverName ?? this.settings.config.name, tools: c?.domain.tools ?? [], skills: c?.domain.skills ?? [], states: c?.domain.states ?? [], mcp_tools: listedTools(this.mcp.tools()) };
+    return {
+      server_name: c?.serverName ?? this.settings.config.name,
+      tools: c?.domain.tools ?? [],
+      skills: c?.domain.skills ?? [],
+      states: c?.domain.states ?? [],
+      mcp_tools: listedTools(this.mcp.tools()),
+    };
   }
 }
 
@@ -89,13 +110,29 @@ export class AdminWorkersController {
 
   private find(name: string) {
     const u = this.pool.get(name);
-    if (!u) throw new NotFoundError(`Unknown worker '${name}'. Known: ${this.pool.upstreams().map((x) => x.name).join(', ')}.`);
+    if (!u)
+      throw new NotFoundError(
+        `Unknown worker '${name}'. Known: ${this.pool
+          .upstreams()
+          .map((x) => x.name)
+          .join(', ')}.`,
+      );
     return u;
   }
 
   private view(name: string) {
     const s = this.find(name).status();
     const w = this.settings.config.workers.find((x) => x.name === name);
-    return { name, url: s.url, state: s.state, replica: s.replica, weight: w?.weight ?? 1, in_flight: this.dispatch.balancer.inFlight.get(name) ?? 0, drained: this.dispatch.balancer.drained.has(name), last_error: s.last_error, latency_ms: s.latency_ms };
+    return {
+      name,
+      url: s.url,
+      state: s.state,
+      replica: s.replica,
+      weight: w?.weight ?? 1,
+      in_flight: this.dispatch.balancer.inFlight.get(name) ?? 0,
+      drained: this.dispatch.balancer.drained.has(name),
+      last_error: s.last_error,
+      latency_ms: s.latency_ms,
+    };
   }
 }

@@ -67,7 +67,10 @@ export class DispatchService implements OnApplicationShutdown {
       if (!owner) return this.fresh(args); // unknown id: any worker answers it exactly like an unknown id
       if (owner.healthy) return { kind: 'one', worker: owner, args };
       if (c.worker_failure_policy === 'error') {
-        return { kind: 'error', message: `Worker '${owner.name}' that holds session ${sid} is unavailable (${owner.status().last_error ?? 'health check failing'}). The session's state lives on that worker: retry later, or start a new session by calling without execution_session_id.` };
+        return {
+          kind: 'error',
+          message: `Worker '${owner.name}' that holds session ${sid} is unavailable (${owner.status().last_error ?? 'health check failing'}). The session's state lives on that worker: retry later, or start a new session by calling without execution_session_id.`,
+        };
       }
       if (legacyKey) await this.store.delete(legacyKey);
       const rest = { ...args };
@@ -100,7 +103,8 @@ export class DispatchService implements OnApplicationShutdown {
   async remember(worker: Upstream, tool: string, refs: ResultRefs, ctx: CallContext): Promise<void> {
     for (const job of [refs.job_id, refs.batch_id]) if (job) await this.store.set(`job:${job}`, worker.name);
     const legacyKey = this.legacyKey(tool, ctx);
-    if (refs.session_id && legacyKey && this.settings.config.session_affinity) await this.store.set(legacyKey, refs.session_id);
+    if (refs.session_id && legacyKey && this.settings.config.session_affinity)
+      await this.store.set(legacyKey, refs.session_id);
   }
 
   /** Where a 2025-era caller's execute session is remembered (its `Mcp-Session-Id` has no kernel of its own here). */
@@ -109,7 +113,12 @@ export class DispatchService implements OnApplicationShutdown {
   }
 
   /** Runs a routed call the parsed way (fan-out, probes, reroute notes, 2025-era callers). */
-  async call(principal: Principal, tool: string, args: Record<string, unknown>, ctx: CallContext): Promise<UpstreamToolResult> {
+  async call(
+    principal: Principal,
+    tool: string,
+    args: Record<string, unknown>,
+    ctx: CallContext,
+  ): Promise<UpstreamToolResult> {
     const route = await this.route(principal, tool, args, ctx);
     switch (route.kind) {
       case 'error':
@@ -119,7 +128,9 @@ export class DispatchService implements OnApplicationShutdown {
       case 'probe':
         return this.probe(principal, tool, args, ctx);
       case 'one': {
-        const r = await this.balancer.track(route.worker, () => this.pool.call(route.worker, principal, tool, route.args, { signal: ctx.signal, onProgress: ctx.onProgress }));
+        const r = await this.balancer.track(route.worker, () =>
+          this.pool.call(route.worker, principal, tool, route.args, { signal: ctx.signal, onProgress: ctx.onProgress }),
+        );
         await this.remember(route.worker, tool, resultRefs(r), ctx);
         return route.warning ? withWarning(r, route.warning) : r;
       }
@@ -137,21 +148,35 @@ export class DispatchService implements OnApplicationShutdown {
     return replica ? this.pool.upstreams().find((u) => u.replica === replica) : undefined;
   }
 
-  private async listEverywhere(principal: Principal, tool: string, args: Record<string, unknown>, ctx: CallContext): Promise<UpstreamToolResult> {
+  private async listEverywhere(
+    principal: Principal,
+    tool: string,
+    args: Record<string, unknown>,
+    ctx: CallContext,
+  ): Promise<UpstreamToolResult> {
     const workers = this.balancer.candidates();
     if (!workers.length) return toolError(NO_WORKERS);
-    const parts = await Promise.all(workers.map((w) => this.pool.call(w, principal, tool, args, { signal: ctx.signal }).catch(() => undefined)));
+    const parts = await Promise.all(
+      workers.map((w) => this.pool.call(w, principal, tool, args, { signal: ctx.signal }).catch(() => undefined)),
+    );
     const sessions = parts.flatMap((r) => {
       try {
-        return ((JSON.parse(textOf(r ?? {})) as { sessions?: unknown[] }).sessions ?? []);
+        return (JSON.parse(textOf(r ?? {})) as { sessions?: unknown[] }).sessions ?? [];
       } catch {
         return [];
       }
     });
-    return { content: [{ type: 'text', text: JSON.stringify({ success: true, count: sessions.length, sessions }, null, 2) }] };
+    return {
+      content: [{ type: 'text', text: JSON.stringify({ success: true, count: sessions.length, sessions }, null, 2) }],
+    };
   }
 
-  private async probe(principal: Principal, tool: string, args: Record<string, unknown>, ctx: CallContext): Promise<UpstreamToolResult> {
+  private async probe(
+    principal: Principal,
+    tool: string,
+    args: Record<string, unknown>,
+    ctx: CallContext,
+  ): Promise<UpstreamToolResult> {
     let last: UpstreamToolResult | undefined;
     for (const w of this.balancer.candidates()) {
       last = await this.pool.call(w, principal, tool, args, { signal: ctx.signal }).catch(() => undefined);
@@ -173,7 +198,10 @@ export function textOf(r: UpstreamToolResult): string {
 }
 
 export function toolError(message: string): UpstreamToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify({ success: false, error: message }, null, 2) }], isError: true };
+  return {
+    content: [{ type: 'text', text: JSON.stringify({ success: false, error: message }, null, 2) }],
+    isError: true,
+  };
 }
 
 function withWarning(r: UpstreamToolResult, warning: string): UpstreamToolResult {

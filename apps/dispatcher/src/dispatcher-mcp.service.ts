@@ -24,7 +24,12 @@ export class DispatcherMcpService implements OnApplicationShutdown {
     this.rebuild();
     pool.on('changed', () => this.rebuild());
     this.endpoint = new McpEndpoint(
-      { name: `${c.name}-dispatcher`, version: '0.1.0', instructions: c.description || `Code execution dispatched across ${c.workers.length} identical workers.`, tools: () => this.current },
+      {
+        name: `${c.name}-dispatcher`,
+        version: '0.1.0',
+        instructions: c.description || `Code execution dispatched across ${c.workers.length} identical workers.`,
+        tools: () => this.current,
+      },
       { mintSessionId: () => `d-${randomToken(24)}`, legacyIdleMs: 30 * 60_000 },
     );
   }
@@ -40,10 +45,16 @@ export class DispatcherMcpService implements OnApplicationShutdown {
   private rebuild(): void {
     // Identical workers: every tool once (the pool routes a name to the first worker listing it).
     this.current = this.pool.tools().map(({ tool }) =>
-      proxyTool(tool, async (args: unknown, ctx: ToolContext) =>
-        new RawToolResult(
-          await this.dispatch.call(ctx.principal, tool.name, (args ?? {}) as Record<string, unknown>, { signal: ctx.signal, transportSessionId: ctx.transportSessionId, onProgress: relayProgress(ctx) }),
-        ),
+      proxyTool(
+        tool,
+        async (args: unknown, ctx: ToolContext) =>
+          new RawToolResult(
+            await this.dispatch.call(ctx.principal, tool.name, (args ?? {}) as Record<string, unknown>, {
+              signal: ctx.signal,
+              transportSessionId: ctx.transportSessionId,
+              onProgress: relayProgress(ctx),
+            }),
+          ),
       ),
     );
   }

@@ -13,12 +13,21 @@ function yamlFile(text: string): string {
 
 describe('dispatcher config', () => {
   it('accepts hyphenated dispatcher and worker names (science-hub)', () => {
-    const { config } = loadDispatcherSettings(yamlFile('name: science-hub\nworkers:\n  - { name: worker-1, url: http://127.0.0.1:8001 }\n'), {}, {});
+    const { config } = loadDispatcherSettings(
+      yamlFile('name: science-hub\nworkers:\n  - { name: worker-1, url: http://127.0.0.1:8001 }\n'),
+      {},
+      {},
+    );
     expect([config.name, config.workers[0]?.name]).toEqual(['science-hub', 'worker-1']);
   });
 
   it('names a misspelt worker key with the nearest valid name', () => {
-    const load = () => loadDispatcherSettings(yamlFile('name: pool\nworkers:\n  - { name: w1, url: http://127.0.0.1:8001, wieght: 2 }\n'), {}, {});
+    const load = () =>
+      loadDispatcherSettings(
+        yamlFile('name: pool\nworkers:\n  - { name: w1, url: http://127.0.0.1:8001, wieght: 2 }\n'),
+        {},
+        {},
+      );
     expect(load).toThrow(ConfigError);
     expect(load).toThrow('workers.0.wieght: unknown key; did you mean weight?');
   });

@@ -17,7 +17,9 @@ export const dispatcherConfigSchema = z
     description: z.string().default(''),
     server: serverConfigSchema,
     auth: authConfigSchema,
-    workers: z.array(workerSchema).min(1, 'a dispatcher needs at least one worker (workers: in YAML, WORKER_<NAME>_URL or WORKER_URLS)'),
+    workers: z
+      .array(workerSchema)
+      .min(1, 'a dispatcher needs at least one worker (workers: in YAML, WORKER_<NAME>_URL or WORKER_URLS)'),
     strategy: z.enum(['round_robin', 'least_loaded', 'sticky_session']).default('round_robin'),
     session_affinity: boolish.default(true),
     /** Seconds between worker health checks. */
@@ -32,10 +34,16 @@ export const dispatcherConfigSchema = z
     connectors: poolConfigSchema,
   })
   .superRefine((c, ctx) => {
-    if (c.strategy === 'sticky_session' && !c.session_affinity) ctx.addIssue({ code: 'custom', path: ['strategy'], message: "strategy='sticky_session' requires session_affinity=True" });
+    if (c.strategy === 'sticky_session' && !c.session_affinity)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['strategy'],
+        message: "strategy='sticky_session' requires session_affinity=True",
+      });
     const names = new Set<string>();
     for (const w of c.workers) {
-      if (names.has(w.name)) ctx.addIssue({ code: 'custom', path: ['workers'], message: `duplicate worker name '${w.name}'` });
+      if (names.has(w.name))
+        ctx.addIssue({ code: 'custom', path: ['workers'], message: `duplicate worker name '${w.name}'` });
       names.add(w.name);
     }
   });
@@ -67,10 +75,16 @@ function applyWorkerEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): v
     if (m && !env[`WORKER_${m[1]}_URL`]) problems.push(`${key}: no matching WORKER_${m[1]}_URL`);
     else if (m && !/^[1-9]\d*$/.test(value ?? '')) problems.push(`${key}: weight must be an integer >= 1`);
   }
-  (env.WORKER_URLS ?? '').split(',').map((u) => u.trim()).filter(Boolean).forEach((url, i) => workers.push({ name: `worker${i + 1}`, url }));
+  (env.WORKER_URLS ?? '')
+    .split(',')
+    .map((u) => u.trim())
+    .filter(Boolean)
+    .forEach((url, i) => workers.push({ name: `worker${i + 1}`, url }));
   if (problems.length) throw new ConfigError('(environment)', problems);
   if (workers.length) {
-    raw.workers = workers.sort((a, b) => a.name.localeCompare(b.name)).map((w) => ({ name: w.name, url: w.url, ...(w.weight ? { weight: Number(w.weight) } : {}) }));
+    raw.workers = workers
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map((w) => ({ name: w.name, url: w.url, ...(w.weight ? { weight: Number(w.weight) } : {}) }));
   }
   applyConnectorPort(raw, env);
 }
@@ -80,7 +94,18 @@ export interface DispatcherSettings {
   baseDir: string;
 }
 
-export function loadDispatcherSettings(file: string | undefined, overrides: Record<string, unknown>, env: NodeJS.ProcessEnv): DispatcherSettings {
-  const { config, baseDir } = loadConfig({ schema: dispatcherConfigSchema, file, env, envMap: ENV_MAP, overrides, prepare: applyWorkerEnv });
+export function loadDispatcherSettings(
+  file: string | undefined,
+  overrides: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+): DispatcherSettings {
+  const { config, baseDir } = loadConfig({
+    schema: dispatcherConfigSchema,
+    file,
+    env,
+    envMap: ENV_MAP,
+    overrides,
+    prepare: applyWorkerEnv,
+  });
   return { config, baseDir };
 }

@@ -13,11 +13,24 @@ import { DispatchService } from './dispatch.service';
 export class DispatcherModule {
   static forRoot(s: DispatcherSettings): DynamicModule {
     const c = s.config;
-    const upstreams = c.workers.map((w) => ({ name: w.name, url: w.url, expose_tools: null, tool_aliases: {}, auth: c.worker_auth }));
+    const upstreams = c.workers.map((w) => ({
+      name: w.name,
+      url: w.url,
+      expose_tools: null,
+      tool_aliases: {},
+      auth: c.worker_auth,
+    }));
     const poolConfig = { ...c.connectors, health_interval_seconds: Math.max(1, Math.round(c.health_check_interval)) };
     return {
       module: DispatcherModule,
-      imports: [LoggingModule.forRoot('stoa-dispatcher'), AuthModule.forRoot({ auth: c.auth, publicBaseUrl: c.server.public_url, adminTokenFile: `data/dispatcher-${c.server.port}.admin-token` })],
+      imports: [
+        LoggingModule.forRoot('stoa-dispatcher'),
+        AuthModule.forRoot({
+          auth: c.auth,
+          publicBaseUrl: c.server.public_url,
+          adminTokenFile: `data/dispatcher-${c.server.port}.admin-token`,
+        }),
+      ],
       controllers: [HealthController, McpController, AdminWorkersController],
       providers: [
         { provide: DISPATCHER_SETTINGS, useValue: s },

@@ -16,10 +16,18 @@ const logger = new Logger('DispatcherFastPath');
  */
 export function dispatcherFastPath(dispatch: DispatchService, pool: UpstreamPool, principals: PrincipalResolver) {
   return (req: RawRequest, res: ServerResponse, next: () => void): void => {
-    if (req.method !== 'POST' || req.url !== '/mcp' || req.headers['mcp-session-id'] || !req.headers['mcp-protocol-version'] || req.headers['mcp-method'] !== 'tools/call') return next();
+    if (
+      req.method !== 'POST' ||
+      req.url !== '/mcp' ||
+      req.headers['mcp-session-id'] ||
+      !req.headers['mcp-protocol-version'] ||
+      req.headers['mcp-method'] !== 'tools/call'
+    )
+      return next();
     const body = req.body as RpcBody | undefined;
     const name = req.headers['mcp-name'];
-    if (typeof name !== 'string' || body?.params?.name !== name || envelopeRefusal(body) || !pool.route(name)) return next();
+    if (typeof name !== 'string' || body?.params?.name !== name || envelopeRefusal(body) || !pool.route(name))
+      return next();
     void principals.tryResolve(req.headers.authorization).then(async (principal) => {
       if (!principal) return next();
       req.principal = principal;
@@ -32,10 +40,20 @@ export function dispatcherFastPath(dispatch: DispatchService, pool: UpstreamPool
           const ac = new AbortController();
           res.once('close', () => res.writableFinished || ac.abort());
           try {
-            const r = await dispatch.balancer.track(route.worker, () => pool.forward(route.worker, principal, req.rawBody ?? JSON.stringify(req.body), req.headers, res, ac.signal));
+            const r = await dispatch.balancer.track(route.worker, () =>
+              pool.forward(
+                route.worker,
+                principal,
+                req.rawBody ?? JSON.stringify(req.body),
+                req.headers,
+                res,
+                ac.signal,
+              ),
+            );
             await dispatch.remember(route.worker, name, r.refs, ctx);
           } catch (err) {
-            if (!ac.signal.aborted && !res.headersSent) rpc(res, body.id, toolError(`Cannot reach worker '${route.worker.name}': ${(err as Error).message}`));
+            if (!ac.signal.aborted && !res.headersSent)
+              rpc(res, body.id, toolError(`Cannot reach worker '${route.worker.name}': ${(err as Error).message}`));
           }
           return;
         }

@@ -14,7 +14,9 @@ runMain('Dispatcher', async () => {
   const logger = startupLogger('stoa-dispatcher', 'buffered');
   const cli = parseCli(USAGE);
   if (cli.help) return void process.stdout.write(`${USAGE}\n`);
-  const settings = refuseStartOn(() => loadDispatcherSettings(cli.file, connectorOverrides(cli, process.env), process.env));
+  const settings = refuseStartOn(() =>
+    loadDispatcherSettings(cli.file, connectorOverrides(cli, process.env), process.env),
+  );
   const { server, name, workers, strategy } = settings.config;
   refuseOpenNoopBind(settings.config);
   const app = await createHttpApp(DispatcherModule.forRoot(settings), { logger, server });
@@ -22,5 +24,8 @@ runMain('Dispatcher', async () => {
   serveAdminDocs(app, `Stoa dispatcher '${name}' admin API`);
   closeOnSignals(logger, () => app.close());
   const url = await listenOn(app, server);
-  logger.info({ dispatcher: name, url: `${url}/mcp`, workers: workers.map((w) => w.name), strategy }, `${name} dispatcher listening`);
+  logger.info(
+    { dispatcher: name, url: `${url}/mcp`, workers: workers.map((w) => w.name), strategy },
+    `${name} dispatcher listening`,
+  );
 });

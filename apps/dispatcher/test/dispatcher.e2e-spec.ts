@@ -7,7 +7,11 @@ import { devToken, v2Client, type TestClient } from '../../../test/support/ts-cl
 import { ADMIN } from '../../../test/support/admin';
 
 const KEY = 'dispatcher-test-key-0123456789abcdef';
-const worker = (replica: string, port?: number) => startExecutor({ port, config: { sessions: { replica, id_signing_key: KEY, warm_pool: 1, max_sessions: 200, session_id_header: true } } });
+const worker = (replica: string, port?: number) =>
+  startExecutor({
+    port,
+    config: { sessions: { replica, id_signing_key: KEY, warm_pool: 1, max_sessions: 200, session_id_header: true } },
+  });
 const replicaOf = (sid: string) => Buffer.from(sid.split('.')[1] ?? '', 'base64url').toString();
 
 describe('dispatcher over three identical workers (real processes)', () => {
@@ -45,11 +49,18 @@ describe('dispatcher over three identical workers (real processes)', () => {
   it('exposes the whole worker surface, named as the workers name it', async () => {
     const c = await client(dispatchers.rr!);
     const tools = await c.listTools();
-    for (const t of ['execute_demo_code', 'demo_list_sessions', 'demo_check_job', 'demo_parallel_execute', 'demo_close_session']) expect(tools).toContain(t);
+    for (const t of [
+      'execute_demo_code',
+      'demo_list_sessions',
+      'demo_check_job',
+      'demo_parallel_execute',
+      'demo_close_session',
+    ])
+      expect(tools).toContain(t);
     expect(tools).not.toContain('execute_code');
   });
 
-  it('spreads new sessions by weight (1:2:1) and lists a user\'s sessions from every worker', async () => {
+  it("spreads new sessions by weight (1:2:1) and lists a user's sessions from every worker", async () => {
     const c = await client(dispatchers.rr!, 'spread');
     const counts: Record<string, number> = {};
     for (let i = 0; i < 20; i++) {
@@ -66,7 +77,10 @@ describe('dispatcher over three identical workers (real processes)', () => {
     const a = await client(dispatchers.rr!);
     const b = await client(dispatchers.rr2!);
     const s = await a.call('execute_demo_code', { code: 'kept = "here"' });
-    for (let i = 0; i < 4; i++) expect((await b.call('execute_demo_code', { code: 'kept', execution_session_id: s.json.session_id })).json.stdout).toBe("'here'\n");
+    for (let i = 0; i < 4; i++)
+      expect(
+        (await b.call('execute_demo_code', { code: 'kept', execution_session_id: s.json.session_id })).json.stdout,
+      ).toBe("'here'\n");
     const job = await a.call('demo_parallel_execute', { code: 'result = n + 1', inputs: [{ n: 1 }, { n: 2 }] });
     const done = await until('batch through the other replica', async () => {
       const r = await b.call('demo_check_batch', { batch_id: job.json.batch_id });
@@ -83,10 +97,30 @@ describe('dispatcher over three identical workers (real processes)', () => {
     expect((await legacy.call('execute_demo_code', { code: 'counter' })).json.stdout).toBe('4\n');
     const c = await client(dispatchers.rr2!, 'old');
     const s = await c.call('execute_demo_code', { code: 'h = "by header"' });
-    const body = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'execute_demo_code', arguments: { code: 'h', execution_session_id: s.json.session_id }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } };
+    const body = {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: {
+        name: 'execute_demo_code',
+        arguments: { code: 'h', execution_session_id: s.json.session_id },
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    };
     const res = await fetch(dispatchers.rr!.mcpUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'execute_demo_code', 'mcp-param-execution-session-id': String(s.json.session_id), authorization: `Bearer ${devToken('old')}` },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'execute_demo_code',
+        'mcp-param-execution-session-id': String(s.json.session_id),
+        authorization: `Bearer ${devToken('old')}`,
+      },
       body: JSON.stringify(body),
     });
     expect(await res.text()).toContain('by header');
@@ -105,11 +139,17 @@ describe('dispatcher over three identical workers (real processes)', () => {
     proxy.listen(0, '127.0.0.1');
     await once(proxy, 'listening');
     try {
-      const c = await v2Client(`http://127.0.0.1:${(proxy.address() as { port: number }).port}/mcp`, 'auto', devToken('lb'));
+      const c = await v2Client(
+        `http://127.0.0.1:${(proxy.address() as { port: number }).port}/mcp`,
+        'auto',
+        devToken('lb'),
+      );
       clients.push(c);
       const s = await c.call('execute_demo_code', { code: 'z = 1' });
       seen.length = 0;
-      expect((await c.call('execute_demo_code', { code: 'z', execution_session_id: s.json.session_id })).json.stdout).toBe('1\n');
+      expect(
+        (await c.call('execute_demo_code', { code: 'z', execution_session_id: s.json.session_id })).json.stdout,
+      ).toBe('1\n');
       expect(seen).toContain(s.json.session_id);
     } finally {
       proxy.closeAllConnections();
@@ -121,11 +161,16 @@ describe('dispatcher over three identical workers (real processes)', () => {
     const c = await client(dispatchers.least!, 'busy');
     const long = c.call('execute_demo_code', { code: 'import time\ntime.sleep(3)' });
     const busy = await until('the long call in flight', async () => {
-      const ws = ((await (await fetch(`${dispatchers.least!.url}/admin/v1/workers`, { headers: ADMIN })).json()) as { workers: { name: string; in_flight: number }[] }).workers;
+      const ws = (
+        (await (await fetch(`${dispatchers.least!.url}/admin/v1/workers`, { headers: ADMIN })).json()) as {
+          workers: { name: string; in_flight: number }[];
+        }
+      ).workers;
       return ws.find((w) => w.in_flight > 0)?.name;
     });
     const others = new Set<string>();
-    for (let i = 0; i < 3; i++) others.add(replicaOf(String((await c.call('execute_demo_code', { code: '1' })).json.session_id)));
+    for (let i = 0; i < 3; i++)
+      others.add(replicaOf(String((await c.call('execute_demo_code', { code: '1' })).json.session_id)));
     const busyReplica = ['replica-a', 'replica-b', 'replica-c'][Number(busy.slice(1)) - 1]!;
     expect(others.has(busyReplica)).toBe(false);
     await long;
@@ -142,8 +187,18 @@ describe('dispatcher over three identical workers (real processes)', () => {
     }
     const port = workers[0]!.port;
     await workers[0]!.stop('SIGKILL');
-    await until('w1 unhealthy', async () => (((await (await fetch(`${dispatchers.rr!.url}/health`)).json()) as { workers: Record<string, string> }).workers.w1 === 'unhealthy' ? true : undefined));
-    await until('w1 unhealthy at the rerouting dispatcher', async () => (((await (await fetch(`${dispatchers.reroute!.url}/health`)).json()) as { workers: Record<string, string> }).workers.w1 === 'unhealthy' ? true : undefined));
+    await until('w1 unhealthy', async () =>
+      ((await (await fetch(`${dispatchers.rr!.url}/health`)).json()) as { workers: Record<string, string> }).workers
+        .w1 === 'unhealthy'
+        ? true
+        : undefined,
+    );
+    await until('w1 unhealthy at the rerouting dispatcher', async () =>
+      ((await (await fetch(`${dispatchers.reroute!.url}/health`)).json()) as { workers: Record<string, string> })
+        .workers.w1 === 'unhealthy'
+        ? true
+        : undefined,
+    );
     const refused = await a.call('execute_demo_code', { code: 'v', execution_session_id: sid });
     expect(refused.isError).toBe(true);
     expect(refused.json.error).toMatch(/Worker 'w1' that holds session .* is unavailable.*start a new session/s);
@@ -152,15 +207,27 @@ describe('dispatcher over three identical workers (real processes)', () => {
     expect(String(moved.json.warning)).toContain('state (variables, imports, files) was lost');
     expect(replicaOf(String(moved.json.session_id))).not.toBe('replica-a');
     workers[0] = await worker('replica-a', port);
-    await until('w1 back', async () => (((await (await fetch(`${dispatchers.rr!.url}/health`)).json()) as { workers: Record<string, string> }).workers.w1 === 'healthy' ? true : undefined));
+    await until('w1 back', async () =>
+      ((await (await fetch(`${dispatchers.rr!.url}/health`)).json()) as { workers: Record<string, string> }).workers
+        .w1 === 'healthy'
+        ? true
+        : undefined,
+    );
     const seen = new Set<string>();
-    for (let i = 0; i < 8; i++) seen.add(replicaOf(String((await a.call('execute_demo_code', { code: '1' })).json.session_id)));
+    for (let i = 0; i < 8; i++)
+      seen.add(replicaOf(String((await a.call('execute_demo_code', { code: '1' })).json.session_id)));
     expect(seen.has('replica-a')).toBe(true);
   });
 });
 
 describe('dispatcher config', () => {
   it("refuses sticky_session without session_affinity with the reference's message", async () => {
-    await expect(startDispatcher({ workers: [{ name: 'w1', url: 'http://127.0.0.1:9' }], strategy: 'sticky_session', session_affinity: false })).rejects.toThrow("strategy='sticky_session' requires session_affinity=True");
+    await expect(
+      startDispatcher({
+        workers: [{ name: 'w1', url: 'http://127.0.0.1:9' }],
+        strategy: 'sticky_session',
+        session_affinity: false,
+      }),
+    ).rejects.toThrow("strategy='sticky_session' requires session_affinity=True");
   });
 });

@@ -15,7 +15,10 @@ export class AdminCatalogController {
   @HttpCode(200)
   @ApiOkResponse({ description: '{indexed: number of new artifacts}' })
   async reindex() {
-    if (!this.catalog) throw new NotFoundError('This server has no data catalog. Configure catalog.file or catalog.sources in server.yaml.');
+    if (!this.catalog)
+      throw new NotFoundError(
+        'This server has no data catalog. Configure catalog.file or catalog.sources in server.yaml.',
+      );
     return { success: true, indexed: await this.catalog.index() };
   }
 }

@@ -9,8 +9,19 @@ const STATUSES = Object.values(JobStatus) as string[];
 function view(j: JobRecord) {
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   return {
-    job_id: j.id, owner: j.owner, kind: j.kind, status: j.status, session_id: j.sessionId, batch_id: j.batchId, input_index: j.inputIndex,
-    replica: j.replica, promoted: j.promoted, created_at: iso(j.createdAt), started_at: iso(j.startedAt), completed_at: iso(j.completedAt), error: j.error,
+    job_id: j.id,
+    owner: j.owner,
+    kind: j.kind,
+    status: j.status,
+    session_id: j.sessionId,
+    batch_id: j.batchId,
+    input_index: j.inputIndex,
+    replica: j.replica,
+    promoted: j.promoted,
+    created_at: iso(j.createdAt),
+    started_at: iso(j.startedAt),
+    completed_at: iso(j.completedAt),
+    error: j.error,
   };
 }
 
@@ -26,8 +37,13 @@ export class AdminJobsController {
   @ApiQuery({ name: 'status', required: false, enum: STATUSES })
   @ApiQuery({ name: 'batch_id', required: false })
   async list(@Query('owner') owner?: string, @Query('status') status?: string, @Query('batch_id') batchId?: string) {
-    if (status !== undefined && !STATUSES.includes(status)) throw new InvalidInputError(`Unknown status '${status}'. Use one of: ${STATUSES.join(', ')}.`);
-    const jobs = await this.jobs.listJobs({ owner: owner || undefined, status: status as JobStatus | undefined, batchId: batchId || undefined });
+    if (status !== undefined && !STATUSES.includes(status))
+      throw new InvalidInputError(`Unknown status '${status}'. Use one of: ${STATUSES.join(', ')}.`);
+    const jobs = await this.jobs.listJobs({
+      owner: owner || undefined,
+      status: status as JobStatus | undefined,
+      batchId: batchId || undefined,
+    });
     return { count: jobs.length, jobs: jobs.map(view) };
   }
 
@@ -40,7 +56,8 @@ export class AdminJobsController {
 
   @Delete('jobs/:id')
   async cancel(@Param('id') id: string) {
-    if (!(await this.jobs.cancelJob(id))) throw new NotFoundError(`Job ${id} is not running (unknown or already finished).`);
+    if (!(await this.jobs.cancelJob(id)))
+      throw new NotFoundError(`Job ${id} is not running (unknown or already finished).`);
     return { success: true, message: `Job ${id} cancelled` };
   }
 
@@ -48,7 +65,17 @@ export class AdminJobsController {
   @ApiQuery({ name: 'owner', required: false })
   async batches(@Query('owner') owner?: string) {
     const batches = await this.jobs.listBatches(owner || undefined);
-    return { count: batches.length, batches: batches.map((b) => ({ batch_id: b.id, owner: b.owner, parent_session_id: b.parentSessionId, total: b.total, created_at: new Date(b.createdAt).toISOString(), cancelled: b.cancelledAt !== null })) };
+    return {
+      count: batches.length,
+      batches: batches.map((b) => ({
+        batch_id: b.id,
+        owner: b.owner,
+        parent_session_id: b.parentSessionId,
+        total: b.total,
+        created_at: new Date(b.createdAt).toISOString(),
+        cancelled: b.cancelledAt !== null,
+      })),
+    };
   }
 
   @Get('batches/:id')

@@ -15,7 +15,18 @@ const STATUSES = Object.values(SessionStatus) as string[];
 
 function view(r: SessionRecord, live: boolean) {
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
-  return { session_id: r.id, owner: r.owner, status: r.status, live, replica: r.replica, created_at: iso(r.createdAt), last_used_at: iso(r.lastUsedAt), ended_at: iso(r.endedAt), end_reason: r.endReason, metadata: r.metadata };
+  return {
+    session_id: r.id,
+    owner: r.owner,
+    status: r.status,
+    live,
+    replica: r.replica,
+    created_at: iso(r.createdAt),
+    last_used_at: iso(r.lastUsedAt),
+    ended_at: iso(r.endedAt),
+    end_reason: r.endReason,
+    metadata: r.metadata,
+  };
 }
 
 /** Operator API (`/admin/v1`): every session of every user. Needs the admin app role. */
@@ -38,8 +49,12 @@ export class AdminController {
   @ApiQuery({ name: 'status', required: false, enum: STATUSES })
   @ApiOkResponse({ description: 'Session records, oldest first' })
   async list(@Query('owner') owner?: string, @Query('status') status?: string) {
-    if (status !== undefined && !STATUSES.includes(status)) throw new InvalidInputError(`Unknown status '${status}'. Use one of: ${STATUSES.join(', ')}.`);
-    const records = await this.sessions.listRecords({ owner: owner || undefined, status: status as SessionStatus | undefined });
+    if (status !== undefined && !STATUSES.includes(status))
+      throw new InvalidInputError(`Unknown status '${status}'. Use one of: ${STATUSES.join(', ')}.`);
+    const records = await this.sessions.listRecords({
+      owner: owner || undefined,
+      status: status as SessionStatus | undefined,
+    });
     return { count: records.length, sessions: records.map((r) => view(r, this.sessions.isLive(r.id))) };
   }
 
@@ -52,7 +67,8 @@ export class AdminController {
 
   @Delete('v1/sessions/:id')
   async close(@Param('id') id: string) {
-    if (!(await this.sessions.closeAny(id, 'closed by an administrator'))) throw new NotFoundError(`Session ${id} is not live on this replica.`);
+    if (!(await this.sessions.closeAny(id, 'closed by an administrator')))
+      throw new NotFoundError(`Session ${id} is not live on this replica.`);
     return { success: true, message: `Session ${id} closed` };
   }
 }

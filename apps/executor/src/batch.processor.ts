@@ -19,18 +19,30 @@ export class BatchProcessor implements OnApplicationBootstrap {
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.jobs.processBatchItems((jobId, data, signal) => this.run(jobId, data as unknown as BatchItemData, signal));
+    await this.jobs.processBatchItems((jobId, data, signal) =>
+      this.run(jobId, data as unknown as BatchItemData, signal),
+    );
   }
 
   private async run(jobId: string, item: BatchItemData, signal: AbortSignal): Promise<void> {
     if (!(await this.jobs.claim(jobId))) return; // cancelled or finished elsewhere
     this.jobs.trackOutput(jobId);
     try {
-      const out = await this.runner.run({ jobId, ...item }, signal, (stream, text) => this.jobs.appendOutput(jobId, stream, text));
-      await this.jobs.finish(jobId, { status: out.status, result: out.result as unknown as Record<string, unknown>, payload: out.payload, error: out.error });
+      const out = await this.runner.run({ jobId, ...item }, signal, (stream, text) =>
+        this.jobs.appendOutput(jobId, stream, text),
+      );
+      await this.jobs.finish(jobId, {
+        status: out.status,
+        result: out.result as unknown as Record<string, unknown>,
+        payload: out.payload,
+        error: out.error,
+      });
     } catch (err) {
       this.logger.warn({ jobId, err: (err as Error).message }, 'batch item failed');
-      await this.jobs.finish(jobId, { status: signal.aborted ? JobStatus.cancelled : JobStatus.failed, error: signal.aborted ? 'cancelled' : `Batch item failed: ${(err as Error).message}` });
+      await this.jobs.finish(jobId, {
+        status: signal.aborted ? JobStatus.cancelled : JobStatus.failed,
+        error: signal.aborted ? 'cancelled' : `Batch item failed: ${(err as Error).message}`,
+      });
     }
   }
 }

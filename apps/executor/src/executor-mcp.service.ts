@@ -36,20 +36,39 @@ export class ExecutorMcpService implements OnApplicationShutdown {
     const catalog = settings.domain.catalog;
     const tools = [
       executeTool(
-        { name: config.name, description: config.description, defaultTimeout: config.execution.default_timeout, maxTimeout: config.execution.max_timeout, catalogue: toolCatalogueText(catalog.tools), disallowed: kernels.screenGuidance, sessionHeader: config.sessions.session_id_header },
+        {
+          name: config.name,
+          description: config.description,
+          defaultTimeout: config.execution.default_timeout,
+          maxTimeout: config.execution.max_timeout,
+          catalogue: toolCatalogueText(catalog.tools),
+          disallowed: kernels.screenGuidance,
+          sessionHeader: config.sessions.session_id_header,
+        },
         execution,
         jobs,
         tasks,
       ),
       ...domainTools(config.name, catalog, config.search),
       ...sessionTools(config.name, sessions, execution),
-      ...jobTools(config.name, jobs, sessions, execution, { maxTimeout: config.execution.max_timeout, maxInputs: config.execution.parallel_max_inputs }),
+      ...jobTools(config.name, jobs, sessions, execution, {
+        maxTimeout: config.execution.max_timeout,
+        maxInputs: config.execution.parallel_max_inputs,
+      }),
       sendTool(config.name, send, config.transfer.link_ttl_seconds),
       ...(dataCatalog ? catalogTools(dataCatalog, { executeTool: `execute_${config.name}_code` }) : []),
     ];
-    this.tools = config.transfer.assets.resolve_tool_arguments ? withAssetArguments(tools, transfer.assets, sessions) : tools;
+    this.tools = config.transfer.assets.resolve_tool_arguments
+      ? withAssetArguments(tools, transfer.assets, sessions)
+      : tools;
     this.endpoint = new McpEndpoint(
-      { name: `${config.name}-executor`, version: '0.1.0', instructions: config.description || undefined, tools: () => this.tools, tasks },
+      {
+        name: `${config.name}-executor`,
+        version: '0.1.0',
+        instructions: config.description || undefined,
+        tools: () => this.tools,
+        tasks,
+      },
       {
         mintSessionId: () => sessions.ids.mint(),
         // Ending the MCP transport (DELETE, disconnect, idle) never ends the execution session: the kernel stays

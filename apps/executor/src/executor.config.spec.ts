@@ -42,20 +42,30 @@ describe('executor config', () => {
   });
 
   it('refuses a name that cannot be part of an MCP tool name, saying which characters work', () => {
-    expect(problemsOf(yamlFile('name: science hub\n'))).toEqual([expect.stringMatching(/^name: use 1-47 letters, digits, _ and -/)]);
+    expect(problemsOf(yamlFile('name: science hub\n'))).toEqual([
+      expect.stringMatching(/^name: use 1-47 letters, digits, _ and -/),
+    ]);
   });
 
   it('names a misspelt key with its path and the nearest valid name', () => {
-    expect(problemsOf(yamlFile('name: demo\nsessions:\n  max_sesions: 5\n'))).toEqual(['sessions.max_sesions: unknown key; did you mean max_sessions?']);
+    expect(problemsOf(yamlFile('name: demo\nsessions:\n  max_sesions: 5\n'))).toEqual([
+      'sessions.max_sesions: unknown key; did you mean max_sessions?',
+    ]);
   });
 
   it('lists unknown keys at every depth together with the other problems', () => {
-    const problems = problemsOf(yamlFile('name: demo\nsandbox:\n  limits:\n    memory: 10\nexecution:\n  default_timeout: -1\ntransfer:\n  handles: { ttl_hour: 1 }\nfrobnicate: true\n'));
+    const problems = problemsOf(
+      yamlFile(
+        'name: demo\nsandbox:\n  limits:\n    memory: 10\nexecution:\n  default_timeout: -1\ntransfer:\n  handles: { ttl_hour: 1 }\nfrobnicate: true\n',
+      ),
+    );
     expect(problems).toEqual(
       expect.arrayContaining([
         'sandbox.limits.memory: unknown key; did you mean memory_mb?',
         'transfer.handles.ttl_hour: unknown key; did you mean ttl_hours?',
-        expect.stringMatching(/^frobnicate: unknown key \(valid keys here: .*sessions.*\); fix its spelling or remove it$/),
+        expect.stringMatching(
+          /^frobnicate: unknown key \(valid keys here: .*sessions.*\); fix its spelling or remove it$/,
+        ),
         expect.stringMatching(/^execution\.default_timeout: /),
       ]),
     );
@@ -63,7 +73,18 @@ describe('executor config', () => {
   });
 
   it('accepts every environment override the executor documents (each maps to a real key)', () => {
-    const env = { STOA_MAX_SESSIONS: '3', STOA_WARM_POOL: '0', STOA_PYTHON: 'python3', STOA_SANDBOX_NETWORK: 'inherit', STOA_EXECUTION_MODE: 'adaptive', REDIS_URL: 'redis://127.0.0.1:6379', MCP_BLOB_CHUNK_SIZE: '1024', AGORA_LOCAL_PUBLISH_DIR: '/tmp/x', DATABASE_URL: 'postgres://127.0.0.1/test', PUBLIC_BASE_URL: 'https://stoa.example.com' };
+    const env = {
+      STOA_MAX_SESSIONS: '3',
+      STOA_WARM_POOL: '0',
+      STOA_PYTHON: 'python3',
+      STOA_SANDBOX_NETWORK: 'inherit',
+      STOA_EXECUTION_MODE: 'adaptive',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      MCP_BLOB_CHUNK_SIZE: '1024',
+      AGORA_LOCAL_PUBLISH_DIR: '/tmp/x',
+      DATABASE_URL: 'postgres://127.0.0.1/test',
+      PUBLIC_BASE_URL: 'https://stoa.example.com',
+    };
     expect(loadExecutorSettings(yamlFile('name: demo\n'), {}, env, noWarn).config.sessions.max_sessions).toBe(3);
   });
 });

@@ -11,7 +11,14 @@ import { JOBS_ENV, jobsConfigSchema } from '@stoa/jobs';
 import { catalogConfigSchema, resolveCatalogConfig, type CatalogSettings } from '@stoa/catalog';
 import { peersConfigSchema, publishersConfigSchema, TRANSFER_ENV, transferConfigSchema } from '@stoa/transfer';
 import { SESSION_ENV, sessionConfigSchema } from '@stoa/sessions';
-import { loadDomain, SEARCH_ENV, searchConfigSchema, skillsConfigSchema, toolsConfigSchema, type LoadedDomain } from '@stoa/tools';
+import {
+  loadDomain,
+  SEARCH_ENV,
+  searchConfigSchema,
+  skillsConfigSchema,
+  toolsConfigSchema,
+  type LoadedDomain,
+} from '@stoa/tools';
 
 /** `environment:` — how kernels' Python is built (@stoa/provision) and what they inherit (@stoa/kernel). */
 const environmentSchema = z
@@ -66,7 +73,8 @@ export const executorConfigSchema = z
       ctx.addIssue({
         code: 'custom',
         path: ['sidecars'],
-        message: 'kernels reach sidecars on 127.0.0.1, which sandbox.network: none takes away; set sandbox.network: inherit to use sidecars',
+        message:
+          'kernels reach sidecars on 127.0.0.1, which sandbox.network: none takes away; set sandbox.network: inherit to use sidecars',
       });
     }
   });
@@ -122,9 +130,17 @@ export function loadExecutorSettings(
     baseDir,
     dataDir,
     replica: config.sessions.replica ?? `${hostname()}:${config.server.port}`,
-    publicUrl: { value: config.server.public_url ?? `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${config.server.port}` },
+    publicUrl: {
+      value:
+        config.server.public_url ??
+        `http://${config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host}:${config.server.port}`,
+    },
     domain: loadDomain(config.name, config.tools, config.skills, baseDir),
     catalog: resolveCatalogConfig(config.catalog, baseDir),
-    truncationThreshold: resolveTruncationThreshold(config.execution.output_truncation_threshold, env.CODE_OUTPUT_TRUNCATION_THRESHOLD, warn),
+    truncationThreshold: resolveTruncationThreshold(
+      config.execution.output_truncation_threshold,
+      env.CODE_OUTPUT_TRUNCATION_THRESHOLD,
+      warn,
+    ),
   };
 }

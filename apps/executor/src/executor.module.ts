@@ -10,7 +10,14 @@ import { JOB_MIGRATIONS, JobsModule } from '@stoa/jobs';
 import { SESSION_MIGRATIONS, SessionModule } from '@stoa/sessions';
 import { kernelToolSpecs } from '@stoa/tools';
 import { CATALOG_MIGRATIONS, CatalogModule, CatalogService } from '@stoa/catalog';
-import { ASSET_CATALOG, type AssetCatalog, loadPeerRegistry, TRANSFER_MIGRATIONS, TransferModule, type PeerDestination } from '@stoa/transfer';
+import {
+  ASSET_CATALOG,
+  type AssetCatalog,
+  loadPeerRegistry,
+  TRANSFER_MIGRATIONS,
+  TransferModule,
+  type PeerDestination,
+} from '@stoa/transfer';
 import type { KernelProcess } from '@stoa/kernel';
 import { AdminController, OpenApiDocument } from './admin.controller';
 import { AdminJobsController } from './admin-jobs.controller';
@@ -35,8 +42,16 @@ export class ExecutorModule {
       module: ExecutorModule,
       imports: [
         LoggingModule.forRoot('stoa-executor'),
-        AuthModule.forRoot({ auth: c.auth, publicBaseUrl: c.server.public_url, adminTokenFile: join(s.dataDir, `executor-${c.server.port}.admin-token`) }),
-        PersistenceModule.forRoot({ database: c.database, defaultSqlitePath: join(s.dataDir, 'stoa.sqlite'), migrations: [...SESSION_MIGRATIONS, ...JOB_MIGRATIONS, ...TRANSFER_MIGRATIONS, ...CATALOG_MIGRATIONS] }),
+        AuthModule.forRoot({
+          auth: c.auth,
+          publicBaseUrl: c.server.public_url,
+          adminTokenFile: join(s.dataDir, `executor-${c.server.port}.admin-token`),
+        }),
+        PersistenceModule.forRoot({
+          database: c.database,
+          defaultSqlitePath: join(s.dataDir, 'stoa.sqlite'),
+          migrations: [...SESSION_MIGRATIONS, ...JOB_MIGRATIONS, ...TRANSFER_MIGRATIONS, ...CATALOG_MIGRATIONS],
+        }),
         ...(s.catalog ? [CatalogModule.forRoot(s.catalog)] : []),
         KernelModule.forRoot({
           python: s.runtime?.python ?? c.environment.python,
@@ -69,16 +84,19 @@ export class ExecutorModule {
             concurrency: c.execution.parallel_max_concurrency ?? availableParallelism(),
           },
         }),
-        TransferModule.forRoot({
-          serverName: c.name,
-          publicUrl: () => s.publicUrl.value,
-          dataDir: s.dataDir,
-          config: c.transfer,
-          publishers: c.publishers,
-          peers: peerDestinations(s),
-          ownAudiences: c.auth.mode === 'entra' ? entraSettings(c.auth).audiences : [],
-          fallbackKey: c.sessions.id_signing_key,
-        }, [{ provide: ASSET_CATALOG, inject: [{ token: CatalogService, optional: true }], useFactory: assetCatalog }]),
+        TransferModule.forRoot(
+          {
+            serverName: c.name,
+            publicUrl: () => s.publicUrl.value,
+            dataDir: s.dataDir,
+            config: c.transfer,
+            publishers: c.publishers,
+            peers: peerDestinations(s),
+            ownAudiences: c.auth.mode === 'entra' ? entraSettings(c.auth).audiences : [],
+            fallbackKey: c.sessions.id_signing_key,
+          },
+          [{ provide: ASSET_CATALOG, inject: [{ token: CatalogService, optional: true }], useFactory: assetCatalog }],
+        ),
         ExecutionModule.forRoot({
           serverName: c.name,
           mode: c.execution.mode,
@@ -90,8 +108,24 @@ export class ExecutorModule {
           maxCodeBytes: c.execution.max_code_bytes,
         }),
       ],
-      controllers: [HealthController, McpController, AdminController, AdminJobsController, AdminTransfersController, AdminCatalogController, CatalogController, TransferController],
-      providers: [{ provide: EXECUTOR_SETTINGS, useValue: s }, ExecutorMcpService, CatalogDocument, OpenApiDocument, BatchProcessor, JobTasks],
+      controllers: [
+        HealthController,
+        McpController,
+        AdminController,
+        AdminJobsController,
+        AdminTransfersController,
+        AdminCatalogController,
+        CatalogController,
+        TransferController,
+      ],
+      providers: [
+        { provide: EXECUTOR_SETTINGS, useValue: s },
+        ExecutorMcpService,
+        CatalogDocument,
+        OpenApiDocument,
+        BatchProcessor,
+        JobTasks,
+      ],
     };
   }
 }
@@ -113,13 +147,30 @@ function toolBootstrap(s: ExecutorSettings): ((k: KernelProcess) => Promise<void
 /** Registry peers (`peers:` + AGORA_PEER_REGISTRY, own name dropped), then static server publishers. */
 function peerDestinations(s: ExecutorSettings): PeerDestination[] {
   const c = s.config;
-  const registry = loadPeerRegistry(c.peers, process.env.AGORA_PEER_REGISTRY, c.name, (m) => new Logger('Transfer').warn(m));
-  const statics: PeerDestination[] = c.publishers.servers.map((p) => ({ name: p.name, url: p.url, trustHttp: p.trust_http }));
-  const peers: PeerDestination[] = [...registry].map(([name, p]) => ({ name, url: p.url, trustHttp: true, auth: p.auth }));
+  const registry = loadPeerRegistry(c.peers, process.env.AGORA_PEER_REGISTRY, c.name, (m) =>
+    new Logger('Transfer').warn(m),
+  );
+  const statics: PeerDestination[] = c.publishers.servers.map((p) => ({
+    name: p.name,
+    url: p.url,
+    trustHttp: p.trust_http,
+  }));
+  const peers: PeerDestination[] = [...registry].map(([name, p]) => ({
+    name,
+    url: p.url,
+    trustHttp: true,
+    auth: p.auth,
+  }));
   return [...statics, ...peers.filter((p) => !statics.some((x) => x.name === p.name))];
 }
 
 /** The catalog as asset tags see it: its local roots, blob account and id → storage URI. */
 function assetCatalog(c?: CatalogService): AssetCatalog | undefined {
-  return c && { roots: () => c.localRoots(), storageUri: async (id) => (await c.find(id))?.storage_uri, blobAccess: () => c.blobAccess() };
+  return (
+    c && {
+      roots: () => c.localRoots(),
+      storageUri: async (id) => (await c.find(id))?.storage_uri,
+      blobAccess: () => c.blobAccess(),
+    }
+  );
 }

@@ -53,7 +53,8 @@ export class HealthController {
         name: 'kernel_pool',
         check: () => {
           const pool = this.kernels.poolStatus();
-          if (!pool.healthy) return Promise.reject(new Error(`kernels fail to start: ${pool.last_error ?? 'unknown error'}`));
+          if (!pool.healthy)
+            return Promise.reject(new Error(`kernels fail to start: ${pool.last_error ?? 'unknown error'}`));
           return Promise.resolve({ ready: pool.ready, size: pool.size });
         },
       },

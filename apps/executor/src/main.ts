@@ -18,13 +18,19 @@ runMain('Executor', async () => {
   if (cli.help) return void process.stdout.write(`${USAGE}\n`);
   const file = cli.file;
   if (!file) throw new StartupRefusedError(`No config file: pass --config <server.yaml> or set STOA_CONFIG.\n${USAGE}`);
-  const settings = refuseStartOn(() => loadExecutorSettings(file, cli.overrides, process.env, (msg) => logger.warn(msg)));
+  const settings = refuseStartOn(() =>
+    loadExecutorSettings(file, cli.overrides, process.env, (msg) => logger.warn(msg)),
+  );
   const { server, name } = settings.config;
   refuseOpenNoopBind(settings.config);
   const warm = cli.flags.warm === true;
   const { sidecars } = await provision(settings, (msg) => logger.info({ server: name }, msg), { warm });
   if (warm) return void process.stdout.write(`✓ Environment '${name}' is warm and ready.\n`);
-  const app = await createHttpApp(ExecutorModule.forRoot(settings), { logger, server, rawPaths: ['/object-transfer/receive'] }).catch(async (err: unknown) => {
+  const app = await createHttpApp(ExecutorModule.forRoot(settings), {
+    logger,
+    server,
+    rawPaths: ['/object-transfer/receive'],
+  }).catch(async (err: unknown) => {
     await sidecars.stop();
     throw err;
   });

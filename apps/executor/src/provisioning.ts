@@ -14,7 +14,11 @@ export interface Provisioned {
  * so the kernel service runs the built interpreter, can read the environment and asset cache inside its
  * sandbox, and exports MCP_ASSET_CACHE_DIR and each sidecar's URL variable to kernels.
  */
-export async function provision(settings: ExecutorSettings, log: (msg: string) => void, opts: { warm: boolean }): Promise<Provisioned> {
+export async function provision(
+  settings: ExecutorSettings,
+  log: (msg: string) => void,
+  opts: { warm: boolean },
+): Promise<Provisioned> {
   const c = settings.config;
   const prepared = await prepareEnvironment({
     config: c.environment,
@@ -34,7 +38,13 @@ export async function provision(settings: ExecutorSettings, log: (msg: string) =
       : await sidecars.start(c.sidecars, {
           python: prepared.python,
           // Sidecars get the kernels' scrubbed variables, not the server's secrets.
-          baseEnv: buildKernelEnv({ host: process.env, pythonExecutable: prepared.python, passthrough: c.environment.passthrough_env, extra: c.environment.env, session: {} }),
+          baseEnv: buildKernelEnv({
+            host: process.env,
+            pythonExecutable: prepared.python,
+            passthrough: c.environment.passthrough_env,
+            extra: c.environment.env,
+            session: {},
+          }),
           cwd: settings.baseDir,
         });
   settings.runtime = {

@@ -28,11 +28,31 @@ export class JobTasks implements TaskBackend {
   /** The task view of a job (completed jobs carry the execute result; a failed run is an isError result). */
   view(job: JobRecord): TaskView {
     const iso = (ms: number) => new Date(ms).toISOString();
-    const base = { taskId: job.id, createdAt: iso(job.createdAt), lastUpdatedAt: iso(job.completedAt ?? job.startedAt ?? job.createdAt), ttlMs: this.jobs.settings.retentionMs, pollIntervalMs: POLL_MS };
+    const base = {
+      taskId: job.id,
+      createdAt: iso(job.createdAt),
+      lastUpdatedAt: iso(job.completedAt ?? job.startedAt ?? job.createdAt),
+      ttlMs: this.jobs.settings.retentionMs,
+      pollIntervalMs: POLL_MS,
+    };
     if (!isTerminal(job.status)) return { ...base, status: 'working' };
-    if (job.status === JobStatus.cancelled) return { ...base, status: 'cancelled', statusMessage: job.error ?? 'cancelled' };
-    if (job.result) return { ...base, status: 'completed', result: { text: JSON.stringify({ ...job.result, job_id: job.id }, null, 2), isError: job.status === JobStatus.failed } };
-    return { ...base, status: 'failed', statusMessage: job.error ?? 'failed', error: { code: -32603, message: job.error ?? 'The job failed.' } };
+    if (job.status === JobStatus.cancelled)
+      return { ...base, status: 'cancelled', statusMessage: job.error ?? 'cancelled' };
+    if (job.result)
+      return {
+        ...base,
+        status: 'completed',
+        result: {
+          text: JSON.stringify({ ...job.result, job_id: job.id }, null, 2),
+          isError: job.status === JobStatus.failed,
+        },
+      };
+    return {
+      ...base,
+      status: 'failed',
+      statusMessage: job.error ?? 'failed',
+      error: { code: -32603, message: job.error ?? 'The job failed.' },
+    };
   }
 
   private async find(principal: Principal, id: string): Promise<JobRecord | undefined> {

@@ -7,7 +7,13 @@ import { basename, join } from 'node:path';
 import { CurrentPrincipal, HTTP_STATUS, Public } from '@stoa/auth';
 import { ErrorKind, isAppError, type Principal } from '@stoa/core';
 import { SessionService } from '@stoa/sessions';
-import { checkRelativeName, openKernelFile, ReceiveService, TransferRuntime, TransferTooLargeError } from '@stoa/transfer';
+import {
+  checkRelativeName,
+  openKernelFile,
+  ReceiveService,
+  TransferRuntime,
+  TransferTooLargeError,
+} from '@stoa/transfer';
 
 const NOT_FOUND = { error: 'artifact not found' };
 
@@ -24,7 +30,12 @@ export class TransferController {
   /** `GET /artifacts/{session}/{token}/{name…}`: a wrong, expired or foreign link answers 404 like an unknown one. */
   @Public()
   @Get('artifacts/:session/:token/*name')
-  async download(@Param('session') session: string, @Param('token') token: string, @Param('name') nameParts: string | string[], @Res() res: Response): Promise<void> {
+  async download(
+    @Param('session') session: string,
+    @Param('token') token: string,
+    @Param('name') nameParts: string | string[],
+    @Res() res: Response,
+  ): Promise<void> {
     const runtime = this.sessions.peek(session);
     let name: string;
     try {
@@ -48,7 +59,9 @@ export class TransferController {
     res.setHeader('cache-control', 'private, no-store');
     res.setHeader('x-content-type-options', 'nosniff');
     res.attachment(basename(name));
-    await pipeline(file.handle.createReadStream({ start: 0, end: Math.max(0, file.size - 1) }), res).catch(() => res.destroy());
+    await pipeline(file.handle.createReadStream({ start: 0, end: Math.max(0, file.size - 1) }), res).catch(() =>
+      res.destroy(),
+    );
   }
 
   /**
@@ -66,7 +79,8 @@ export class TransferController {
       res.status(status).json(body);
     };
     try {
-      if (Number(req.headers['content-length'] ?? NaN) > this.receiver.maxBodyBytes) throw new TransferTooLargeError('Payload exceeds maximum transfer size');
+      if (Number(req.headers['content-length'] ?? NaN) > this.receiver.maxBodyBytes)
+        throw new TransferTooLargeError('Payload exceeds maximum transfer size');
       answer(200, await this.receiver.receive(principal, req));
     } catch (err) {
       if (!isAppError(err)) throw err;

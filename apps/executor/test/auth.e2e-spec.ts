@@ -5,7 +5,12 @@ import { TestOidcIssuer } from '../../../test/support/oidc-issuer';
 import { pyCalls } from '../../../test/support/py-client';
 import { v2Client } from '../../../test/support/ts-clients';
 
-const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const INIT = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
 
 /** fetch cannot override Host; node:http can. */
 function statusWithHost(port: number, host: string): Promise<number | undefined> {
@@ -20,7 +25,11 @@ function statusWithHost(port: number, host: string): Promise<number | undefined>
 }
 
 async function post(url: string, headers: Record<string, string>, body: unknown = INIT): Promise<Response> {
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body) });
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
 }
 
 describe('Entra ID auth with a real local HTTPS OIDC issuer', () => {
@@ -30,7 +39,14 @@ describe('Entra ID auth with a real local HTTPS OIDC issuer', () => {
   beforeAll(async () => {
     idp = await TestOidcIssuer.start();
     ex = await startExecutor({
-      config: { auth: { tenant_id: idp.tenant, client_id: idp.clientId, authority: idp.authority, jwks_refetch_cooldown_seconds: 0 } },
+      config: {
+        auth: {
+          tenant_id: idp.tenant,
+          client_id: idp.clientId,
+          authority: idp.authority,
+          jwks_refetch_cooldown_seconds: 0,
+        },
+      },
       env: { NODE_EXTRA_CA_CERTS: idp.caFile, PUBLIC_BASE_URL: 'https://stoa.example.test' },
     });
   });
@@ -49,7 +65,9 @@ describe('Entra ID auth with a real local HTTPS OIDC issuer', () => {
   });
 
   it('accepts a token through the Python mcp client in legacy mode', async () => {
-    const [r] = await pyCalls(ex.mcpUrl, 'legacy', [{ tool: 'execute_demo_code', args: { code: "'ok'" } }], { token: await idp.token({ oid: 'py' }) });
+    const [r] = await pyCalls(ex.mcpUrl, 'legacy', [{ tool: 'execute_demo_code', args: { code: "'ok'" } }], {
+      token: await idp.token({ oid: 'py' }),
+    });
     expect(r?.json.stdout).toBe("'ok'\n");
   });
 
@@ -65,7 +83,9 @@ describe('Entra ID auth with a real local HTTPS OIDC issuer', () => {
     const res = await post(ex.mcpUrl, { authorization: `Bearer ${await idp.token(opts)}` });
     expect(res.status).toBe(401);
     const challenge = res.headers.get('www-authenticate') ?? '';
-    expect(challenge).toContain('Bearer resource_metadata="https://stoa.example.test/.well-known/oauth-protected-resource/mcp"');
+    expect(challenge).toContain(
+      'Bearer resource_metadata="https://stoa.example.test/.well-known/oauth-protected-resource/mcp"',
+    );
     expect(challenge).toContain('error="invalid_token"');
     expect(((await res.json()) as { error_description: string }).error_description).toContain(reason);
   });
@@ -76,7 +96,9 @@ describe('Entra ID auth with a real local HTTPS OIDC issuer', () => {
     expect(garbage.headers.get('www-authenticate')).toContain('error="invalid_token"');
     const missing = await post(ex.mcpUrl, {});
     expect(missing.status).toBe(401);
-    expect(missing.headers.get('www-authenticate')).toBe('Bearer resource_metadata="https://stoa.example.test/.well-known/oauth-protected-resource/mcp"');
+    expect(missing.headers.get('www-authenticate')).toBe(
+      'Bearer resource_metadata="https://stoa.example.test/.well-known/oauth-protected-resource/mcp"',
+    );
   });
 
   it('never accepts a token in the query string', async () => {
@@ -101,7 +123,9 @@ describe('Entra ID auth with a real local HTTPS OIDC issuer', () => {
       const res = await post(ex.mcpUrl, { authorization: `Bearer ${token}` });
       expect(res.status).toBe(503);
       expect(res.headers.get('www-authenticate')).toBeNull();
-      expect(((await res.json()) as { error_description: string }).error_description).toContain('Cannot reach the identity provider');
+      expect(((await res.json()) as { error_description: string }).error_description).toContain(
+        'Cannot reach the identity provider',
+      );
     } finally {
       idp.setDown(false);
     }
@@ -116,17 +140,25 @@ describe('Entra ID auth with a real local HTTPS OIDC issuer', () => {
     const b = await bob.call('execute_demo_code', { code: 'pass' });
     const sid = a.json.session_id as string;
     const notFound = `Session ${sid} not found. It may have expired or been cleaned up. Active sessions: 1`;
-    expect((await bob.call('execute_demo_code', { code: 'token_secret', execution_session_id: sid })).json.error).toBe(notFound);
+    expect((await bob.call('execute_demo_code', { code: 'token_secret', execution_session_id: sid })).json.error).toBe(
+      notFound,
+    );
     expect((await bob.call('demo_inspect_session', { session_id: sid })).json.error).toBe(notFound);
-    expect((await bob.call('demo_get_session_info', { session_id: sid })).json.error).toBe(`Session not found: ${notFound}`);
+    expect((await bob.call('demo_get_session_info', { session_id: sid })).json.error).toBe(
+      `Session not found: ${notFound}`,
+    );
     expect((await bob.call('demo_list_sessions', {})).json.count).toBe(1);
     await bob.call('demo_close_session', { session_id: sid });
-    expect((await alice.call('execute_demo_code', { code: 'token_secret', execution_session_id: sid })).json.stdout).toBe('1\n');
+    expect(
+      (await alice.call('execute_demo_code', { code: 'token_secret', execution_session_id: sid })).json.stdout,
+    ).toBe('1\n');
     await alice.close();
     await bob.close();
 
     const admin = { authorization: `Bearer ${await idp.token({ oid: 'ops', roles: ['Stoa.Admin'] })}` };
-    const list = (await (await fetch(`${ex.url}/admin/v1/sessions?status=active`, { headers: admin })).json()) as { sessions: { session_id: string; owner: string }[] };
+    const list = (await (await fetch(`${ex.url}/admin/v1/sessions?status=active`, { headers: admin })).json()) as {
+      sessions: { session_id: string; owner: string }[];
+    };
     const owners = new Map(list.sessions.map((s) => [s.session_id, s.owner]));
     expect(owners.get(sid)).toBe(`alice@${idp.tenant}`);
     expect(owners.get(b.json.session_id as string)).toBe(`bob@${idp.tenant}`);
@@ -135,11 +167,15 @@ describe('Entra ID auth with a real local HTTPS OIDC issuer', () => {
     const closed = await fetch(`${ex.url}/admin/v1/sessions/${sid}`, { method: 'DELETE', headers: admin });
     expect(closed.status).toBe(200);
     const docs = await fetch(`${ex.url}/admin/docs`, { headers: admin });
-    expect(((await docs.json()) as { openapi: string; paths: Record<string, unknown> }).paths).toHaveProperty('/admin/v1/sessions');
+    expect(((await docs.json()) as { openapi: string; paths: Record<string, unknown> }).paths).toHaveProperty(
+      '/admin/v1/sessions',
+    );
   });
 
   it('answers 403 without a challenge to a non-admin on /admin/v1', async () => {
-    const res = await fetch(`${ex.url}/admin/v1/sessions`, { headers: { authorization: `Bearer ${await idp.token({ oid: 'carol' })}` } });
+    const res = await fetch(`${ex.url}/admin/v1/sessions`, {
+      headers: { authorization: `Bearer ${await idp.token({ oid: 'carol' })}` },
+    });
     expect(res.status).toBe(403);
     expect(res.headers.get('www-authenticate')).toBeNull();
     expect(((await res.json()) as { error_description: string }).error_description).toContain("'Stoa.Admin' app role");
@@ -169,6 +205,9 @@ describe('Entra ID auth with a real local HTTPS OIDC issuer', () => {
     const big = await post(ex.mcpUrl, { authorization: token }, { ...INIT, pad: 'x'.repeat(5 * 1024 * 1024) });
     expect(big.status).toBe(413);
     // At /mcp a refused body is a JSON-RPC error (clients read error.message).
-    expect(((await big.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: -32600, message: expect.stringContaining('limit is 4 MiB') });
+    expect(((await big.json()) as { error: { code: number; message: string } }).error).toMatchObject({
+      code: -32600,
+      message: expect.stringContaining('limit is 4 MiB'),
+    });
   });
 });

@@ -24,19 +24,24 @@ describe('data catalog tools and their load_path tags', () => {
     writeFileSync(join(data, 'solar', 'pv_output.csv'), 'day,kwh\n1,12.5\n');
     writeFileSync(join(data, 'notes.txt'), 'irradiance notes');
     const cfg = mkdtempSync(join(tmpdir(), 'stoa-catalog-cfg-'));
-    writeFileSync(join(cfg, 'catalog.yaml'), [
-      'sources:',
-      `  - path: ${data}`,
-      '    domain: solar',
-      '    description: Solar measurements',
-      '    files:',
-      '      solar/pv_output.csv: { description: Daily photovoltaic output per site }',
-      '  - path: az://devstoreaccount1/energy/grid',
-      '    domain: grid',
-      '    description: Hourly grid load in megawatts',
-      '',
-    ].join('\n'));
-    ex = await startExecutor({ config: { catalog: { file: join(cfg, 'catalog.yaml'), blob: { connection_string: azurite.connectionString } } } });
+    writeFileSync(
+      join(cfg, 'catalog.yaml'),
+      [
+        'sources:',
+        `  - path: ${data}`,
+        '    domain: solar',
+        '    description: Solar measurements',
+        '    files:',
+        '      solar/pv_output.csv: { description: Daily photovoltaic output per site }',
+        '  - path: az://devstoreaccount1/energy/grid',
+        '    domain: grid',
+        '    description: Hourly grid load in megawatts',
+        '',
+      ].join('\n'),
+    );
+    ex = await startExecutor({
+      config: { catalog: { file: join(cfg, 'catalog.yaml'), blob: { connection_string: azurite.connectionString } } },
+    });
     c = await v2Client(ex.mcpUrl, 'auto', devToken('alice'));
   });
   afterAll(async () => {
@@ -46,21 +51,53 @@ describe('data catalog tools and their load_path tags', () => {
   });
 
   it('lists the catalog tools and answers search_data, get_artifact and list_domains', async () => {
-    expect(await c.listTools()).toEqual(expect.arrayContaining(['search_data', 'get_artifact', 'list_domains', 'query_catalog']));
+    expect(await c.listTools()).toEqual(
+      expect.arrayContaining(['search_data', 'get_artifact', 'list_domains', 'query_catalog']),
+    );
     expect((await c.call('list_domains', {})).json).toEqual(['grid', 'solar']);
-    const pv = (await c.call('search_data', { query: 'photovoltaic output' })).json as unknown as Record<string, unknown>[];
-    expect(pv[0]).toMatchObject({ name: 'pv_output.csv', domain: 'solar', source_type: 'local', score: 1, load_path: `<local>${join(data, 'solar', 'pv_output.csv')}</local>` });
-    const grid = (await c.call('search_data', { query: 'grid load', source_type: 'blob' })).json as unknown as Record<string, unknown>[];
-    expect(grid[0]).toMatchObject({ name: 'load.csv', storage_uri: 'az://devstoreaccount1/energy/grid/load.csv', load_path: `<blob>${grid[0]?.id as string}</blob>` });
-    expect((await c.call('get_artifact', { artifact_id: grid[0]?.id })).json).toMatchObject({ id: grid[0]?.id, domain: 'grid' });
-    expect(((await c.call('get_artifact', { artifact_id: 'nope' })).json as { error: string }).error).toMatch(/^Artifact not found: nope\./);
+    const pv = (await c.call('search_data', { query: 'photovoltaic output' })).json as unknown as Record<
+      string,
+      unknown
+    >[];
+    expect(pv[0]).toMatchObject({
+      name: 'pv_output.csv',
+      domain: 'solar',
+      source_type: 'local',
+      score: 1,
+      load_path: `<local>${join(data, 'solar', 'pv_output.csv')}</local>`,
+    });
+    const grid = (await c.call('search_data', { query: 'grid load', source_type: 'blob' })).json as unknown as Record<
+      string,
+      unknown
+    >[];
+    expect(grid[0]).toMatchObject({
+      name: 'load.csv',
+      storage_uri: 'az://devstoreaccount1/energy/grid/load.csv',
+      load_path: `<blob>${grid[0]?.id as string}</blob>`,
+    });
+    expect((await c.call('get_artifact', { artifact_id: grid[0]?.id })).json).toMatchObject({
+      id: grid[0]?.id,
+      domain: 'grid',
+    });
+    expect(((await c.call('get_artifact', { artifact_id: 'nope' })).json as { error: string }).error).toMatch(
+      /^Artifact not found: nope\./,
+    );
   });
 
   it('query_catalog runs read-only SQL with max_rows and refuses writes', async () => {
-    const rows = (await c.call('query_catalog', { sql: 'SELECT name, domain FROM catalog_artifacts ORDER BY name', max_rows: 2 })).json as unknown as unknown[];
-    expect(rows).toEqual([{ name: 'load.csv', domain: 'grid' }, { name: 'notes.txt', domain: 'solar' }]);
-    expect((await c.call('query_catalog', { sql: 'delete from catalog_artifacts' })).json).toEqual({ error: 'Write operations are not permitted. Query starts with: DELETE' });
-    expect(((await c.call('query_catalog', { sql: 'SELECT * FROM sessions' })).json as { error: string }).error).toBeTruthy();
+    const rows = (
+      await c.call('query_catalog', { sql: 'SELECT name, domain FROM catalog_artifacts ORDER BY name', max_rows: 2 })
+    ).json as unknown as unknown[];
+    expect(rows).toEqual([
+      { name: 'load.csv', domain: 'grid' },
+      { name: 'notes.txt', domain: 'solar' },
+    ]);
+    expect((await c.call('query_catalog', { sql: 'delete from catalog_artifacts' })).json).toEqual({
+      error: 'Write operations are not permitted. Query starts with: DELETE',
+    });
+    expect(
+      ((await c.call('query_catalog', { sql: 'SELECT * FROM sessions' })).json as { error: string }).error,
+    ).toBeTruthy();
   });
 
   it('POST /admin/v1/catalog/reindex picks up new files without a restart', async () => {
@@ -72,10 +109,16 @@ describe('data catalog tools and their load_path tags', () => {
   });
 
   it('load_path tags from the catalog load in code: local files and blobs', async () => {
-    const pv = ((await c.call('search_data', { query: 'photovoltaic' })).json as unknown as { load_path: string }[])[0]?.load_path as string;
-    const grid = ((await c.call('search_data', { query: 'grid load' })).json as unknown as { load_path: string }[])[0]?.load_path as string;
-    const r = (await c.call('execute_demo_code', { code: `pv = open("${pv}").read()\ngrid = open("${grid}").read()\nprint(pv.split()[1], grid.split()[1])` })).json;
-    expect(r.stderr).toBe("");
+    const pv = ((await c.call('search_data', { query: 'photovoltaic' })).json as unknown as { load_path: string }[])[0]
+      ?.load_path as string;
+    const grid = ((await c.call('search_data', { query: 'grid load' })).json as unknown as { load_path: string }[])[0]
+      ?.load_path as string;
+    const r = (
+      await c.call('execute_demo_code', {
+        code: `pv = open("${pv}").read()\ngrid = open("${grid}").read()\nprint(pv.split()[1], grid.split()[1])`,
+      })
+    ).json;
+    expect(r.stderr).toBe('');
     expect(r).toMatchObject({ success: true, stdout: '1,12.5 1,410\n' });
   });
 });

@@ -3,7 +3,18 @@ import { startExecutor, type RunningExecutor } from '../../../test/support/execu
 import { pyCalls } from '../../../test/support/py-client';
 import { devToken, v1Client, v2Client } from '../../../test/support/ts-clients';
 
-const EXPECTED_TOOLS = ['execute_demo_code', 'demo_list_sessions', 'demo_get_session_info', 'demo_close_session', 'demo_inspect_session', 'demo_check_job', 'demo_parallel_execute', 'demo_check_batch', 'demo_cancel_batch', 'demo_send'];
+const EXPECTED_TOOLS = [
+  'execute_demo_code',
+  'demo_list_sessions',
+  'demo_get_session_info',
+  'demo_close_session',
+  'demo_inspect_session',
+  'demo_check_job',
+  'demo_parallel_execute',
+  'demo_check_batch',
+  'demo_cancel_batch',
+  'demo_send',
+];
 
 describe('executor over real MCP clients', () => {
   let ex: RunningExecutor;
@@ -15,10 +26,15 @@ describe('executor over real MCP clients', () => {
   });
 
   it('Python mcp 2.3 in auto mode keeps state when it passes execution_session_id back', async () => {
-    const r = await pyCalls(ex.mcpUrl, 'auto', [
-      { tool: 'execute_demo_code', args: { code: 'x = 41\nx + 1' } },
-      { tool: 'execute_demo_code', args: { code: 'x * 2', execution_session_id: '{{1.session_id}}' } },
-    ], { listTools: true });
+    const r = await pyCalls(
+      ex.mcpUrl,
+      'auto',
+      [
+        { tool: 'execute_demo_code', args: { code: 'x = 41\nx + 1' } },
+        { tool: 'execute_demo_code', args: { code: 'x * 2', execution_session_id: '{{1.session_id}}' } },
+      ],
+      { listTools: true },
+    );
     expect(r[0]?.json.tools).toEqual(expect.arrayContaining(EXPECTED_TOOLS));
     expect(r[1]?.json).toMatchObject({ stdout: '42\n', success: true, error: null, tool_calls: [], artifacts: [] });
     expect(r[2]?.json).toMatchObject({ stdout: '82\n', success: true, session_id: r[1]?.json.session_id });
@@ -47,7 +63,10 @@ describe('executor over real MCP clients', () => {
     const created = await first.call('execute_demo_code', { code: 'shared = [1, 2, 3]' });
     await first.close();
     const second = await v1Client(ex.mcpUrl);
-    const resumed = await second.call('execute_demo_code', { code: 'sum(shared)', execution_session_id: created.json.session_id });
+    const resumed = await second.call('execute_demo_code', {
+      code: 'sum(shared)',
+      execution_session_id: created.json.session_id,
+    });
     await second.close();
     expect(resumed.json).toMatchObject({ stdout: '6\n', success: true, session_id: created.json.session_id });
   });
@@ -70,7 +89,11 @@ describe('executor over real MCP clients', () => {
   });
 
   it('names the session and batch a result refers to in _meta, beside the unchanged JSON text, for every client', async () => {
-    for (const open of [() => v2Client(ex.mcpUrl, 'auto'), () => v2Client(ex.mcpUrl, 'legacy'), () => v1Client(ex.mcpUrl)]) {
+    for (const open of [
+      () => v2Client(ex.mcpUrl, 'auto'),
+      () => v2Client(ex.mcpUrl, 'legacy'),
+      () => v1Client(ex.mcpUrl),
+    ]) {
       const c = await open();
       try {
         const r = await c.call('execute_demo_code', { code: '1' });

@@ -5,12 +5,18 @@ import { v2Client, type TestClient } from '../../../test/support/ts-clients';
 describe('kernel behaviour through MCP', () => {
   let ex: RunningExecutor;
   let c: TestClient;
-  const exec = async (code: string, extra: Record<string, unknown> = {}) => (await c.call('execute_demo_code', { code, ...extra })).json;
+  const exec = async (code: string, extra: Record<string, unknown> = {}) =>
+    (await c.call('execute_demo_code', { code, ...extra })).json;
 
   beforeAll(async () => {
     ex = await startExecutor({
       config: { execution: { interrupt_grace_seconds: 1, output_truncation_threshold: 1000 } },
-      env: { DATABASE_URL_FAKE_SECRET: 'x', MY_API_TOKEN: 'tok', SERVICE_PASSWORD: 'pw', UPSTREAM_REDIS_URL: 'redis://secret@h' },
+      env: {
+        DATABASE_URL_FAKE_SECRET: 'x',
+        MY_API_TOKEN: 'tok',
+        SERVICE_PASSWORD: 'pw',
+        UPSTREAM_REDIS_URL: 'redis://secret@h',
+      },
     });
     c = await v2Client(ex.mcpUrl, 'auto');
   });
@@ -21,7 +27,10 @@ describe('kernel behaviour through MCP', () => {
 
   it('a timeout interrupts the code and keeps the namespace', async () => {
     const s = await exec('before = 5');
-    const r = await exec('import time\nwhile True: time.sleep(0.01)', { timeout: 1, execution_session_id: s.session_id });
+    const r = await exec('import time\nwhile True: time.sleep(0.01)', {
+      timeout: 1,
+      execution_session_id: s.session_id,
+    });
     expect(r).toMatchObject({ success: false, error: 'Kernel execution failed' });
     expect(r.stderr).toMatch(/^Execution timeout after 1s/);
     expect((await exec('before', { execution_session_id: s.session_id })).stdout).toBe('5\n');
@@ -29,26 +38,39 @@ describe('kernel behaviour through MCP', () => {
 
   it('code that ignores SIGINT is killed, reported, and the session continues in a fresh kernel', async () => {
     const s = await exec('gone = 1');
-    const r = await exec('import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: time.sleep(0.01)', { timeout: 1, execution_session_id: s.session_id });
+    const r = await exec(
+      'import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: time.sleep(0.01)',
+      { timeout: 1, execution_session_id: s.session_id },
+    );
     expect(r.kernel_restarted).toBe(true);
     expect(r.stderr).toContain('all session state (variables, imports) was lost');
     const next = await exec("print('gone' in globals())", { execution_session_id: s.session_id });
     expect(next).toMatchObject({ success: true, stdout: 'False\n' });
   });
 
-  it.each(['legacy', 'auto'] as const)('a %s client cancelling a long execute interrupts the kernel and keeps the variables', async (mode) => {
-    const client = await v2Client(ex.mcpUrl, mode);
-    try {
-      const s = await client.call('execute_demo_code', { code: 'kept_before_cancel = 3' });
-      const started = Date.now();
-      await client.callAndCancel?.('execute_demo_code', { code: 'import time\ntime.sleep(30)', execution_session_id: s.json.session_id }, 400);
-      const next = await client.call('execute_demo_code', { code: 'kept_before_cancel', execution_session_id: s.json.session_id });
-      expect(next.json.stdout).toBe('3\n');
-      expect(Date.now() - started).toBeLessThan(10_000);
-    } finally {
-      await client.close();
-    }
-  });
+  it.each(['legacy', 'auto'] as const)(
+    'a %s client cancelling a long execute interrupts the kernel and keeps the variables',
+    async (mode) => {
+      const client = await v2Client(ex.mcpUrl, mode);
+      try {
+        const s = await client.call('execute_demo_code', { code: 'kept_before_cancel = 3' });
+        const started = Date.now();
+        await client.callAndCancel?.(
+          'execute_demo_code',
+          { code: 'import time\ntime.sleep(30)', execution_session_id: s.json.session_id },
+          400,
+        );
+        const next = await client.call('execute_demo_code', {
+          code: 'kept_before_cancel',
+          execution_session_id: s.json.session_id,
+        });
+        expect(next.json.stdout).toBe('3\n');
+        expect(Date.now() - started).toBeLessThan(10_000);
+      } finally {
+        await client.close();
+      }
+    },
+  );
 
   it('os._exit is reported at once and the next call gets a new kernel', async () => {
     const s = await exec('v = 1');
@@ -69,29 +91,40 @@ describe('kernel behaviour through MCP', () => {
   });
 
   it('captures output written at the file-descriptor level, in order', async () => {
-    const r = await exec("import os, subprocess, sys\nprint('py')\nos.write(1, b'fd\\n')\nsubprocess.run(['sh', '-c', 'echo child; echo child-err >&2'])\n_ = sys.stderr.write('err\\n')");
+    const r = await exec(
+      "import os, subprocess, sys\nprint('py')\nos.write(1, b'fd\\n')\nsubprocess.run(['sh', '-c', 'echo child; echo child-err >&2'])\n_ = sys.stderr.write('err\\n')",
+    );
     expect(r.stdout).toBe('py\nfd\nchild\n');
     expect(r.stderr).toBe('child-err\nerr\n');
   });
 
   it('truncates stdout to the head and stderr to head and tail with the reference markers', async () => {
     const out = await exec("print('a' * 3000)");
-    expect((out.stdout as string).startsWith('a'.repeat(1000) + '\n[OUTPUT TRUNCATED: 3,001 characters exceeded the 1,000 character limit.')).toBe(true);
+    expect(
+      (out.stdout as string).startsWith(
+        'a'.repeat(1000) + '\n[OUTPUT TRUNCATED: 3,001 characters exceeded the 1,000 character limit.',
+      ),
+    ).toBe(true);
     const err = await exec("import sys\nsys.stderr.write('b' * 1500 + 'END')");
     const stderr = err.stderr as string;
-    expect(stderr.startsWith('b'.repeat(500) + '\n[STDERR TRUNCATED: 1,503 characters exceeded the 1,000 character limit.')).toBe(true);
+    expect(
+      stderr.startsWith('b'.repeat(500) + '\n[STDERR TRUNCATED: 1,503 characters exceeded the 1,000 character limit.'),
+    ).toBe(true);
     expect(stderr.endsWith('b'.repeat(497) + 'END')).toBe(true);
   });
 
   it('keeps server secrets out of the kernel environment', async () => {
-    const r = await exec("import os, json\nprint(json.dumps(sorted(os.environ)))");
+    const r = await exec('import os, json\nprint(json.dumps(sorted(os.environ)))');
     const names = JSON.parse(r.stdout as string) as string[];
     expect(names).toContain('AGORA_OUTPUT_DIR');
-    for (const secret of ['MY_API_TOKEN', 'SERVICE_PASSWORD', 'UPSTREAM_REDIS_URL', 'DATABASE_URL_FAKE_SECRET']) expect(names).not.toContain(secret);
+    for (const secret of ['MY_API_TOKEN', 'SERVICE_PASSWORD', 'UPSTREAM_REDIS_URL', 'DATABASE_URL_FAKE_SECRET'])
+      expect(names).not.toContain(secret);
   });
 
   it('gives agora_output a per-session output directory', async () => {
-    const r = await exec("import os\nprint(os.environ['AGORA_OUTPUT_DIR'].endswith('/outputs'), os.getcwd().endswith('/work'))");
+    const r = await exec(
+      "import os\nprint(os.environ['AGORA_OUTPUT_DIR'].endswith('/outputs'), os.getcwd().endswith('/work'))",
+    );
     expect(r.stdout).toBe('True True\n');
   });
 
@@ -113,9 +146,14 @@ describe('kernel behaviour through MCP', () => {
     const again = await exec('1 + 1', { execution_session_id: r.session_id });
     expect(again.artifacts).toEqual([]);
     expect(again.note).toBeUndefined();
-    const changed = await exec("open(agora_output('table.csv'), 'a').write('3,4\\n')", { execution_session_id: r.session_id });
+    const changed = await exec("open(agora_output('table.csv'), 'a').write('3,4\\n')", {
+      execution_session_id: r.session_id,
+    });
     expect(changed.artifacts).toEqual([{ name: 'table.csv', size_bytes: 12, mime_type: 'text/csv' }]);
-    const timedOut = await exec("open(agora_output('late.txt'), 'w').write('x')\nimport time\ntime.sleep(5)", { execution_session_id: r.session_id, timeout: 1 });
+    const timedOut = await exec("open(agora_output('late.txt'), 'w').write('x')\nimport time\ntime.sleep(5)", {
+      execution_session_id: r.session_id,
+      timeout: 1,
+    });
     expect(timedOut.artifacts).toEqual([]);
   });
 
@@ -174,13 +212,19 @@ describe('kernel behaviour through MCP', () => {
     const s = await exec('kept_deep = 8');
     const r = await exec('-'.repeat(100_000) + '1', { execution_session_id: s.session_id });
     expect(r.success).toBe(false);
-    expect(r.stderr).toBe("MemoryError: This cell is too large or too deeply nested for Python's parser. Nothing ran and the session is unchanged; split the code into smaller cells, or load large data from a file.\n");
+    expect(r.stderr).toBe(
+      "MemoryError: This cell is too large or too deeply nested for Python's parser. Nothing ran and the session is unchanged; split the code into smaller cells, or load large data from a file.\n",
+    );
     expect((await exec('kept_deep', { execution_session_id: s.session_id })).stdout).toBe('8\n');
   });
 
   it.each([
     ['a NUL byte', 'x = 1\u0000', 'SyntaxError: source code string cannot contain null bytes\n'],
-    ['a lone surrogate', "s = '\ud800'", "UnicodeEncodeError: 'utf-8' codec can't encode character '\\ud800' in position 5: surrogates not allowed\n"],
+    [
+      'a lone surrogate',
+      "s = '\ud800'",
+      "UnicodeEncodeError: 'utf-8' codec can't encode character '\\ud800' in position 5: surrogates not allowed\n",
+    ],
   ])('code with %s fails with the error line only: no internal path or driver frame', async (_what, code, stderr) => {
     const r = await exec(code);
     expect(r.success).toBe(false);
@@ -189,7 +233,9 @@ describe('kernel behaviour through MCP', () => {
 
   it("a traceback shows the user's cell frames and no driver or interpreter path", async () => {
     const r = await exec("import json\ndef f():\n    return json.loads('{')\nf()");
-    expect(r.stderr).toMatch(/^Traceback \(most recent call last\):\n {2}File "<cell-\d+>", line 4, in <module>\n {2}File "<cell-\d+>", line 3, in f\n/);
+    expect(r.stderr).toMatch(
+      /^Traceback \(most recent call last\):\n {2}File "<cell-\d+>", line 4, in <module>\n {2}File "<cell-\d+>", line 3, in f\n/,
+    );
     expect(r.stderr).toMatch(/json\.decoder\.JSONDecodeError: Expecting property name enclosed in double quotes/);
     expect(r.stderr).not.toMatch(/stoa_(driver|supervisor|transfer)/);
   });

@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dbTarget, postgresAvailable, redisAvailable, TEST_PG_URL, TEST_REDIS_URL, type DbTarget } from '../../../test/support/databases';
+import {
+  dbTarget,
+  postgresAvailable,
+  redisAvailable,
+  TEST_PG_URL,
+  TEST_REDIS_URL,
+  type DbTarget,
+} from '../../../test/support/databases';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy';
 
@@ -25,12 +32,18 @@ describe('/health/ready on the default SQLite, in-process config', () => {
     const r = await ready(ex);
     expect(r.status).toBe(200);
     expect(r.body.status).toBe('ready');
-    expect(r.body.checks).toMatchObject({ database: { ok: true, kind: 'better-sqlite3' }, kernel_pool: { ok: true, size: 1 } });
+    expect(r.body.checks).toMatchObject({
+      database: { ok: true, kind: 'better-sqlite3' },
+      kernel_pool: { ok: true, size: 1 },
+    });
     expect(r.body.checks.redis).toBeUndefined();
   });
 
   it('/health says the environment is ready only because the pool starts kernels', async () => {
-    const health = (await (await fetch(`${ex.url}/health`)).json()) as { environment_ready: boolean; warm_pool: { healthy: boolean } };
+    const health = (await (await fetch(`${ex.url}/health`)).json()) as {
+      environment_ready: boolean;
+      warm_pool: { healthy: boolean };
+    };
     expect(health.environment_ready).toBe(health.warm_pool.healthy);
     expect(health.environment_ready).toBe(true);
   });
@@ -50,7 +63,13 @@ describe.runIf(postgresAvailable() && redisAvailable())('/health/ready with Post
     db = dbTarget('postgres');
     pgUrl.port = String(pg.port);
     redisUrl.port = String(redis.port);
-    ex = await startExecutor({ config: { database: { ...db.database, url: pgUrl.toString() }, jobs: { redis_url: redisUrl.toString() }, sessions: { warm_pool: 1 } } });
+    ex = await startExecutor({
+      config: {
+        database: { ...db.database, url: pgUrl.toString() },
+        jobs: { redis_url: redisUrl.toString() },
+        sessions: { warm_pool: 1 },
+      },
+    });
   });
   afterAll(async () => {
     await ex?.stop();
@@ -61,7 +80,11 @@ describe.runIf(postgresAvailable() && redisAvailable())('/health/ready with Post
   it('is ready while both answer, and answers 503 naming each one that is down', async () => {
     const up = await ready(ex);
     expect(up.status).toBe(200);
-    expect(up.body.checks).toMatchObject({ database: { ok: true, kind: 'postgres' }, redis: { ok: true }, kernel_pool: { ok: true } });
+    expect(up.body.checks).toMatchObject({
+      database: { ok: true, kind: 'postgres' },
+      redis: { ok: true },
+      kernel_pool: { ok: true },
+    });
 
     await redis.cut();
     const noRedis = await ready(ex);

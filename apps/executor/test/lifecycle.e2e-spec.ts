@@ -29,7 +29,8 @@ describe('executor lifecycle', () => {
   it('SIGTERM reaps every kernel process, including their children', async () => {
     const ex = await startExecutor();
     const c = await v2Client(ex.mcpUrl, 'auto');
-    for (let i = 0; i < 3; i++) await c.call('execute_demo_code', { code: "import subprocess\np = subprocess.Popen(['sleep', '300'])" });
+    for (let i = 0; i < 3; i++)
+      await c.call('execute_demo_code', { code: "import subprocess\np = subprocess.Popen(['sleep', '300'])" });
     await c.close();
     // Kernels live in pid namespaces: find them (and their sleeps) from the host side.
     const pids = descendants(ex.proc.pid!);
@@ -39,14 +40,25 @@ describe('executor lifecycle', () => {
   });
 
   it('refuses to bind a non-loopback address with no-op auth, naming both ways to acknowledge it', () => {
-    const res = spawnSync(process.execPath, [EXECUTOR_MAIN, '--config', 'examples/servers/demo/server.yaml', '--host', '0.0.0.0', '--port', '0'], { encoding: 'utf8', timeout: 30_000 });
+    const res = spawnSync(
+      process.execPath,
+      [EXECUTOR_MAIN, '--config', 'examples/servers/demo/server.yaml', '--host', '0.0.0.0', '--port', '0'],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
     expect(res.status).not.toBe(0);
     expect(res.stderr).toContain('--allow-unauthenticated-remote');
     expect(res.stderr).toContain('STOA_ALLOW_UNAUTHENTICATED_REMOTE=1');
   });
 
   it('reports every bad config key at once and exits non-zero', () => {
-    const out = execFileSync('sh', ['-c', `printf 'name: "bad name"\\nsessions:\\n  max_sessions: -1\\nexecution:\\n  default_timeout: 900\\n' > /tmp/stoa-bad.yaml; ${process.execPath} ${EXECUTOR_MAIN} --config /tmp/stoa-bad.yaml 2>&1; echo "exit=$?"`], { encoding: 'utf8' });
+    const out = execFileSync(
+      'sh',
+      [
+        '-c',
+        `printf 'name: "bad name"\\nsessions:\\n  max_sessions: -1\\nexecution:\\n  default_timeout: 900\\n' > /tmp/stoa-bad.yaml; ${process.execPath} ${EXECUTOR_MAIN} --config /tmp/stoa-bad.yaml 2>&1; echo "exit=$?"`,
+      ],
+      { encoding: 'utf8' },
+    );
     expect(out).toContain('name:');
     expect(out).toContain('sessions.max_sessions');
     expect(out).toContain('execution.default_timeout');
@@ -54,11 +66,15 @@ describe('executor lifecycle', () => {
   });
 
   it('refuses to start with a clear message when Redis for jobs cannot be reached', () => {
-    const res = spawnSync(process.execPath, [EXECUTOR_MAIN, '--config', 'examples/servers/demo/server.yaml', '--port', '0'], {
-      encoding: 'utf8',
-      timeout: 60_000,
-      env: { ...process.env, REDIS_URL: 'redis://:hunter2@127.0.0.1:1', STOA_DATA_DIR: '/tmp/stoa-redis-down' },
-    });
+    const res = spawnSync(
+      process.execPath,
+      [EXECUTOR_MAIN, '--config', 'examples/servers/demo/server.yaml', '--port', '0'],
+      {
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: { ...process.env, REDIS_URL: 'redis://:hunter2@127.0.0.1:1', STOA_DATA_DIR: '/tmp/stoa-redis-down' },
+      },
+    );
     expect(res.status).not.toBe(0);
     expect(res.stderr).toContain('Cannot reach Redis at redis://:***@127.0.0.1:1');
     expect(res.stderr + res.stdout).not.toContain('hunter2');
@@ -71,14 +87,20 @@ describe('executor lifecycle', () => {
       const c = await v2Client(ex.mcpUrl, 'auto', token);
       await c.call('demo_list_sessions', {});
       await c.close();
-      const lines = ex.logs().split('\n').filter((l) => l.includes('"request completed"'));
-      const mcp = lines.map((l) => JSON.parse(l) as { req: { url: string; id: string }; principal?: string; status: number }).filter((l) => l.req.url === '/mcp');
+      const lines = ex
+        .logs()
+        .split('\n')
+        .filter((l) => l.includes('"request completed"'));
+      const mcp = lines
+        .map((l) => JSON.parse(l) as { req: { url: string; id: string }; principal?: string; status: number })
+        .filter((l) => l.req.url === '/mcp');
       expect(mcp.length).toBeGreaterThan(0);
-      expect(mcp.every((l) => l.principal === 'auditor@tenant-a' && l.req.id.length > 0 && l.status === 200)).toBe(true);
+      expect(mcp.every((l) => l.principal === 'auditor@tenant-a' && l.req.id.length > 0 && l.status === 200)).toBe(
+        true,
+      );
       expect(ex.logs()).not.toContain(token.split('.')[1] as string);
     } finally {
       await ex.stop();
     }
   });
 });
-

@@ -22,7 +22,11 @@ interface ExecResult {
 const SANDBOX = { ...testSandbox(), network: 'none' };
 
 /** One executor with `limits` (and `sandbox` over SANDBOX), an MCP client, and a helper that runs a cell. */
-function limitedServer(limits: Record<string, unknown>, env: Record<string, string> = {}, sandbox: Record<string, unknown> = {}) {
+function limitedServer(
+  limits: Record<string, unknown>,
+  env: Record<string, string> = {},
+  sandbox: Record<string, unknown> = {},
+) {
   const ctx = {} as { ex: RunningExecutor; c: TestClient };
   beforeAll(async () => {
     ctx.ex = await startExecutor({ config: { sandbox: { ...SANDBOX, ...sandbox, limits } }, env });
@@ -32,8 +36,13 @@ function limitedServer(limits: Record<string, unknown>, env: Record<string, stri
     await ctx.c?.close();
     await ctx.ex?.stop();
   });
-  const exec = async (code: string, extra: Record<string, unknown> = {}) => (await ctx.c.call('execute_demo_code', { code, timeout: 100, ...extra })).json as unknown as ExecResult;
-  const health = async () => (await (await fetch(`${ctx.ex.url}/health`)).json()) as { status: string; sandbox: { limits: Record<string, string> } };
+  const exec = async (code: string, extra: Record<string, unknown> = {}) =>
+    (await ctx.c.call('execute_demo_code', { code, timeout: 100, ...extra })).json as unknown as ExecResult;
+  const health = async () =>
+    (await (await fetch(`${ctx.ex.url}/health`)).json()) as {
+      status: string;
+      sandbox: { limits: Record<string, string> };
+    };
   return { ctx, exec, health };
 }
 
@@ -76,7 +85,10 @@ print(len(kids), err)
 describe.runIf(cgroupsWritable())('per-session memory and process caps (cgroups)', () => {
   // Each child fits its RLIMIT_AS (2048 MiB) but not the session's 1024 MiB; RLIMIT_NPROC off: the session's pids
   // cap alone must stop the fork bomb. Info logs for the start-up line.
-  const { ctx, exec, health } = limitedServer({ memory_mb: 2048, session_memory_mb: 1024, session_processes: 64, processes: 0 }, { LOG_LEVEL: 'info' });
+  const { ctx, exec, health } = limitedServer(
+    { memory_mb: 2048, session_memory_mb: 1024, session_processes: 64, processes: 0 },
+    { LOG_LEVEL: 'info' },
+  );
 
   it('lists the active session caps on /health and in the start-up log', async () => {
     const limits = (await health()).sandbox.limits;
@@ -115,7 +127,11 @@ describe.runIf(cgroupsWritable())('per-session memory and process caps (cgroups)
 
 /** This host's memory/pids cgroup directories that belong to the server with `pid` (`stoa-{hash}-{pid}`). */
 function serverCgroups(pid: number): string[] {
-  return discoverHierarchies().flatMap((h) => readdirSync(h.own).filter((n) => n.endsWith(`-${pid}`) && n.startsWith('stoa-')).map((n) => join(h.own, n)));
+  return discoverHierarchies().flatMap((h) =>
+    readdirSync(h.own)
+      .filter((n) => n.endsWith(`-${pid}`) && n.startsWith('stoa-'))
+      .map((n) => join(h.own, n)),
+  );
 }
 
 describe.runIf(cgroupsWritable())('session cgroups are cleaned up', () => {
@@ -187,7 +203,9 @@ describe('session disk quota (with or without bubblewrap)', () => {
     );
     expect(r.stderr).toContain('KeyboardInterrupt');
     expect(r.stderr).toContain('the cell was interrupted');
-    const after = await exec('import os\nsize = os.path.getsize("slow") >> 20\nos.remove("slow")\nprint(keep, size)', { execution_session_id: s.session_id });
+    const after = await exec('import os\nsize = os.path.getsize("slow") >> 20\nos.remove("slow")\nprint(keep, size)', {
+      execution_session_id: s.session_id,
+    });
     const [keep, size] = after.stdout.trim().split(' ');
     expect(keep).toBe('7');
     expect(Number(size)).toBeLessThan(256);

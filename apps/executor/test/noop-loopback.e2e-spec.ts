@@ -50,8 +50,12 @@ describe('loopback is no identity on a no-op server (demo config)', () => {
     const token = readFileSync(file, 'utf8').trim();
     expect(token.length).toBeGreaterThanOrEqual(24);
     expect(demo.logs()).toContain(file);
-    expect((await fetch(`${demo.url}/admin/v1/sessions`, { headers: { 'x-stoa-admin-token': token } })).status).toBe(200);
-    expect((await fetch(`${demo.url}/admin/v1/sessions`, { headers: { 'x-stoa-admin-token': `${token}x` } })).status).toBe(403);
+    expect((await fetch(`${demo.url}/admin/v1/sessions`, { headers: { 'x-stoa-admin-token': token } })).status).toBe(
+      200,
+    );
+    expect(
+      (await fetch(`${demo.url}/admin/v1/sessions`, { headers: { 'x-stoa-admin-token': `${token}x` } })).status,
+    ).toBe(403);
   });
 
   it("a demo kernel reaches neither its own server nor another no-op server's port on this host", async () => {
@@ -65,7 +69,9 @@ describe('loopback is no identity on a no-op server (demo config)', () => {
   });
 
   it('/health says which isolation the demo kernels got', async () => {
-    const health = (await (await fetch(`${demo.url}/health`)).json()) as { sandbox: { network: string; isolation: string } };
+    const health = (await (await fetch(`${demo.url}/health`)).json()) as {
+      sandbox: { network: string; isolation: string };
+    };
     expect(health.sandbox.network).toBe('none');
     expect(health.sandbox.isolation).toMatch(/^(bubblewrap|unshare)/);
   });

@@ -12,7 +12,8 @@ import { v2Client } from '../../../test/support/ts-clients';
 import { testSandbox } from '../../../test/support/sandbox';
 
 const LOCAL_INDEX = '/opt/pypi/simple';
-const pipEnv: Record<string, string> = existsSync(LOCAL_INDEX) && !process.env.PIP_INDEX_URL ? { PIP_INDEX_URL: `file://${LOCAL_INDEX}` } : {};
+const pipEnv: Record<string, string> =
+  existsSync(LOCAL_INDEX) && !process.env.PIP_INDEX_URL ? { PIP_INDEX_URL: `file://${LOCAL_INDEX}` } : {};
 
 /** A world-readable scratch dir (kernels run as their own uid when tests run as root). */
 function openDir(prefix: string): string {
@@ -26,7 +27,11 @@ function runCli(config: Record<string, unknown>, args: string[], env: Record<str
   const dir = openDir('stoa-cli-');
   const file = join(dir, 'server.yaml');
   writeFileSync(file, stringify({ name: 'demo', data_dir: join(dir, 'data'), ...config }));
-  const r = spawnSync(process.execPath, [EXECUTOR_MAIN, '--config', file, ...args], { env: { ...process.env, LOG_LEVEL: 'warn', ...env }, encoding: 'utf8', timeout: 300_000 });
+  const r = spawnSync(process.execPath, [EXECUTOR_MAIN, '--config', file, ...args], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
   return { code: r.status, out: `${r.stdout}${r.stderr}`, dir };
 }
 
@@ -43,7 +48,11 @@ describe('environments, assets and sidecars (reference §10)', () => {
     const ex = await startExecutor({ dataDir, config: { environment, sandbox: testSandbox() }, env: pipEnv });
     const c = await v2Client(ex.mcpUrl, 'auto');
     try {
-      const r = (await c.call('execute_demo_code', { code: 'import sys, six\nprint(sys.prefix.endswith("envs/demo/venv"), six.__name__)' })).json;
+      const r = (
+        await c.call('execute_demo_code', {
+          code: 'import sys, six\nprint(sys.prefix.endswith("envs/demo/venv"), six.__name__)',
+        })
+      ).json;
       expect(r).toMatchObject({ success: true, stdout: 'True six\n' });
     } finally {
       await c.close();
@@ -54,7 +63,11 @@ describe('environments, assets and sidecars (reference §10)', () => {
   it('uv and conda environments fail clearly when the tool is absent', () => {
     const noTools = openDir('stoa-path-');
     for (const type of ['uv', 'conda'] as const) {
-      const r = runCli({ environment: { type, requirements: type === 'conda' ? 'dependencies: [python]\n' : 'six\n' } }, ['--warm'], { PATH: noTools }); // neither uv nor conda/mamba on PATH
+      const r = runCli(
+        { environment: { type, requirements: type === 'conda' ? 'dependencies: [python]\n' : 'six\n' } },
+        ['--warm'],
+        { PATH: noTools },
+      ); // neither uv nor conda/mamba on PATH
       expect(r.code).not.toBe(0);
       expect(r.out).toMatch(type === 'uv' ? /uv.*not found|needs the `uv` executable/i : /conda.*not found|mamba/i);
     }
@@ -66,17 +79,34 @@ describe('environments, assets and sidecars (reference §10)', () => {
     writeFileSync(join(src, 'table.csv'), body);
     const checksum = createHash('sha256').update(body).digest('hex');
     const ex = await startExecutor({
-      config: { assets: [{ name: 'table', source: `file://${join(src, 'table.csv')}`, destination: 'data/table.csv', checksum }], sandbox: testSandbox() },
+      config: {
+        assets: [
+          { name: 'table', source: `file://${join(src, 'table.csv')}`, destination: 'data/table.csv', checksum },
+        ],
+        sandbox: testSandbox(),
+      },
     });
     const c = await v2Client(ex.mcpUrl, 'auto');
     try {
-      const r = (await c.call('execute_demo_code', { code: "import os\nprint(open(os.path.join(os.environ['MCP_ASSET_CACHE_DIR'], 'data/table.csv')).read(), end='')" })).json;
+      const r = (
+        await c.call('execute_demo_code', {
+          code: "import os\nprint(open(os.path.join(os.environ['MCP_ASSET_CACHE_DIR'], 'data/table.csv')).read(), end='')",
+        })
+      ).json;
       expect(r).toMatchObject({ success: true, stdout: body });
     } finally {
       await c.close();
       await ex.stop();
     }
-    const bad = runCli({ assets: [{ name: 'table', source: `file://${join(src, 'table.csv')}`, destination: 'x.csv', checksum: '0'.repeat(64) }] }, ['--warm'], { STOA_ASSET_RETRY_BACKOFF_MS: '10' });
+    const bad = runCli(
+      {
+        assets: [
+          { name: 'table', source: `file://${join(src, 'table.csv')}`, destination: 'x.csv', checksum: '0'.repeat(64) },
+        ],
+      },
+      ['--warm'],
+      { STOA_ASSET_RETRY_BACKOFF_MS: '10' },
+    );
     expect(bad.code).not.toBe(0);
     expect(bad.out).toContain("Failed to provision asset 'table' after 3 attempts");
   });
@@ -101,12 +131,24 @@ describe('environments, assets and sidecars (reference §10)', () => {
     const ex = await startExecutor({
       config: {
         sandbox: { ...testSandbox(), network: 'inherit' },
-        sidecars: [{ name: 'side', command: [join(dir, 'bin', 'side.py')], url_env_var: 'SIDE_URL', port, env: { GREETING: 'hi', PID_FILE: pidFile } }],
+        sidecars: [
+          {
+            name: 'side',
+            command: [join(dir, 'bin', 'side.py')],
+            url_env_var: 'SIDE_URL',
+            port,
+            env: { GREETING: 'hi', PID_FILE: pidFile },
+          },
+        ],
       },
     });
     const c = await v2Client(ex.mcpUrl, 'auto');
     try {
-      const r = (await c.call('execute_demo_code', { code: "import os, urllib.request\nprint(os.environ['SIDE_URL'], urllib.request.urlopen(os.environ['SIDE_URL'] + '/health').read().decode())" })).json;
+      const r = (
+        await c.call('execute_demo_code', {
+          code: "import os, urllib.request\nprint(os.environ['SIDE_URL'], urllib.request.urlopen(os.environ['SIDE_URL'] + '/health').read().decode())",
+        })
+      ).json;
       expect(r).toMatchObject({ success: true, stdout: `http://127.0.0.1:${port} pong hi\n` });
     } finally {
       await c.close();

@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dbTarget, postgresAvailable, redisAvailable, TEST_REDIS_URL, type DbTarget } from '../../../test/support/databases';
+import {
+  dbTarget,
+  postgresAvailable,
+  redisAvailable,
+  TEST_REDIS_URL,
+  type DbTarget,
+} from '../../../test/support/databases';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
 import { v2Client, type TestClient } from '../../../test/support/ts-clients';
 import { ADMIN } from '../../../test/support/admin';
@@ -14,7 +20,9 @@ interface AdminJob {
 }
 
 async function adminJobs(ex: RunningExecutor, batchId: string): Promise<AdminJob[]> {
-  const body = (await (await fetch(`${ex.url}/admin/v1/jobs?batch_id=${batchId}`, { headers: ADMIN })).json()) as { jobs: AdminJob[] };
+  const body = (await (await fetch(`${ex.url}/admin/v1/jobs?batch_id=${batchId}`, { headers: ADMIN })).json()) as {
+    jobs: AdminJob[];
+  };
   return body.jobs;
 }
 
@@ -58,7 +66,10 @@ describe.runIf(ready)('two executor replicas sharing Redis and PostgreSQL', () =
   });
 
   it('both replicas pick up items of one batch, and either replica reports it', async () => {
-    const r = await ca.call('demo_parallel_execute', { code: 'import time\ntime.sleep(0.4)\nresult = i', inputs: Array.from({ length: 8 }, (_, i) => ({ i })) });
+    const r = await ca.call('demo_parallel_execute', {
+      code: 'import time\ntime.sleep(0.4)\nresult = i',
+      inputs: Array.from({ length: 8 }, (_, i) => ({ i })),
+    });
     const batchId = r.json.batch_id as string;
     const done = await until('batch completion', async () => {
       const v = await cb.call('demo_check_batch', { batch_id: batchId });
@@ -71,7 +82,10 @@ describe.runIf(ready)('two executor replicas sharing Redis and PostgreSQL', () =
   });
 
   it('a cancel sent to the replica that does not hold an item stops it where it runs', async () => {
-    const r = await ca.call('demo_parallel_execute', { code: 'import time\ntime.sleep(60)', inputs: [{ x: 1 }, { x: 2 }, { x: 3 }, { x: 4 }] });
+    const r = await ca.call('demo_parallel_execute', {
+      code: 'import time\ntime.sleep(60)',
+      inputs: [{ x: 1 }, { x: 2 }, { x: 3 }, { x: 4 }],
+    });
     const batchId = r.json.batch_id as string;
     const running = await until('items running on both replicas', async () => {
       const jobs = await adminJobs(a, batchId);
@@ -83,17 +97,28 @@ describe.runIf(ready)('two executor replicas sharing Redis and PostgreSQL', () =
     const cancelled = await cb.call('demo_cancel_batch', { batch_id: batchId });
     expect(cancelled.json).toMatchObject({ status: 'partial_failure', running: 0, failed: 4 });
     // Every item's kernel is gone well before its 60 s sleep would end: no replica still runs it.
-    await until('kernels stopped', async () => {
-      const health = await Promise.all([a, b].map(async (ex) => ((await (await fetch(`${ex.url}/health`)).json()) as { kernels: number }).kernels));
-      return health.every((k) => k === 0) ? true : undefined;
-    }, 15_000);
+    await until(
+      'kernels stopped',
+      async () => {
+        const health = await Promise.all(
+          [a, b].map(async (ex) => ((await (await fetch(`${ex.url}/health`)).json()) as { kernels: number }).kernels),
+        );
+        return health.every((k) => k === 0) ? true : undefined;
+      },
+      15_000,
+    );
     expect(Date.now() - started).toBeLessThan(15_000);
   });
 
   it('a replica killed mid-batch leaves the batch finishable: its items are retried on the other replica', async () => {
-    const r = await cb.call('demo_parallel_execute', { code: 'import time\ntime.sleep(1.5)\nresult = i * 10', inputs: Array.from({ length: 4 }, (_, i) => ({ i })) });
+    const r = await cb.call('demo_parallel_execute', {
+      code: 'import time\ntime.sleep(1.5)\nresult = i * 10',
+      inputs: Array.from({ length: 4 }, (_, i) => ({ i })),
+    });
     const batchId = r.json.batch_id as string;
-    await until('replica-a running an item', async () => ((await adminJobs(b, batchId)).some((j) => j.status === 'running' && j.replica === 'replica-a') ? true : undefined));
+    await until('replica-a running an item', async () =>
+      (await adminJobs(b, batchId)).some((j) => j.status === 'running' && j.replica === 'replica-a') ? true : undefined,
+    );
     await a.stop('SIGKILL');
     const done = await until('batch completion after the kill', async () => {
       const v = await cb.call('demo_check_batch', { batch_id: batchId });

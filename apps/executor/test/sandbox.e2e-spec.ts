@@ -11,17 +11,29 @@ import { closedAncestor } from '@stoa/kernel';
 
 const isRoot = process.geteuid?.() === 0;
 
-const PG_SOCKET = ['/var/run/postgresql/.s.PGSQL.5432', '/run/postgresql/.s.PGSQL.5432', '/tmp/.s.PGSQL.5432'].find((p) => existsSync(p));
+const PG_SOCKET = ['/var/run/postgresql/.s.PGSQL.5432', '/run/postgresql/.s.PGSQL.5432', '/tmp/.s.PGSQL.5432'].find(
+  (p) => existsSync(p),
+);
 
 // bubblewrapAvailable() fails loudly in CI and says why it skips elsewhere.
 describe.runIf(bubblewrapAvailable())('sandbox fault suite (network: none, filesystem: confined)', () => {
   let ex: RunningExecutor;
   let c: TestClient;
-  const exec = async (code: string, extra: Record<string, unknown> = {}) => (await c.call('execute_demo_code', { code, ...extra })).json as { stdout: string; stderr: string; success: boolean; error: string | null; session_id: string };
+  const exec = async (code: string, extra: Record<string, unknown> = {}) =>
+    (await c.call('execute_demo_code', { code, ...extra })).json as {
+      stdout: string;
+      stderr: string;
+      success: boolean;
+      error: string | null;
+      session_id: string;
+    };
 
   beforeAll(async () => {
     ex = await startExecutor({
-      config: { sandbox: { network: 'none', filesystem: 'confined', limits: { memory_mb: 1024, processes: 64 } }, execution: { interrupt_grace_seconds: 2, output_truncation_threshold: 2000 } },
+      config: {
+        sandbox: { network: 'none', filesystem: 'confined', limits: { memory_mb: 1024, processes: 64 } },
+        execution: { interrupt_grace_seconds: 2, output_truncation_threshold: 2000 },
+      },
       env: { STOA_TEST_SECRET_TOKEN: 'top-secret-value' },
     });
     c = await v2Client(ex.mcpUrl, 'auto');
@@ -43,16 +55,19 @@ describe.runIf(bubblewrapAvailable())('sandbox fault suite (network: none, files
     expect(((await ready.json()) as { checks: { kernel_pool: { size: number } } }).checks.kernel_pool.size).toBe(2);
   });
 
-  it(isRoot ? 'runs each session as its own unprivileged uid' : 'runs kernels as the server user (not root)', async () => {
-    const a = await exec('import os; os.getuid()');
-    const b = await exec('import os; os.getuid()');
-    if (isRoot) {
-      expect(Number(a.stdout)).toBeGreaterThanOrEqual(200_000);
-      expect(a.stdout).not.toBe(b.stdout);
-    } else {
-      expect(a.stdout.trim()).toBe(String(process.getuid?.()));
-    }
-  });
+  it(
+    isRoot ? 'runs each session as its own unprivileged uid' : 'runs kernels as the server user (not root)',
+    async () => {
+      const a = await exec('import os; os.getuid()');
+      const b = await exec('import os; os.getuid()');
+      if (isRoot) {
+        expect(Number(a.stdout)).toBeGreaterThanOrEqual(200_000);
+        expect(a.stdout).not.toBe(b.stdout);
+      } else {
+        expect(a.stdout.trim()).toBe(String(process.getuid?.()));
+      }
+    },
+  );
 
   it('os.kill(os.getpid(), 9) inside the sandbox is reported as SIGKILL and the session gets a fresh kernel', async () => {
     const s = await exec('v = 1');
@@ -64,7 +79,10 @@ describe.runIf(bubblewrapAvailable())('sandbox fault suite (network: none, files
   it('a memory bomb ends in MemoryError, the session survives and the server RSS does not move', async () => {
     const before = rssMb(ex.proc.pid!);
     const s = await exec('keep = 1');
-    const r = await exec('blocks = []\nwhile True:\n    blocks.append(bytearray(64 * 1024 * 1024))', { execution_session_id: s.session_id, timeout: 60 });
+    const r = await exec('blocks = []\nwhile True:\n    blocks.append(bytearray(64 * 1024 * 1024))', {
+      execution_session_id: s.session_id,
+      timeout: 60,
+    });
     expect(r.success).toBe(false);
     expect(r.stderr).toContain('MemoryError');
     expect((await exec('del blocks\nkeep', { execution_session_id: s.session_id })).stdout).toBe('1\n');
@@ -73,10 +91,16 @@ describe.runIf(bubblewrapAvailable())('sandbox fault suite (network: none, files
 
   it('a fork bomb is capped, ended by the timeout, and its processes are reaped', async () => {
     const s = await exec('keep = 2');
-    const r = await exec('import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass', { execution_session_id: s.session_id, timeout: 3 });
+    const r = await exec('import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass', {
+      execution_session_id: s.session_id,
+      timeout: 3,
+    });
     expect(r.success).toBe(false);
     expect(r.stderr).toMatch(/Execution timeout after 3s/);
-    const after = await exec('import os\nprint(keep if "keep" in globals() else "restarted", len([p for p in os.listdir("/proc") if p.isdigit()]))', { execution_session_id: s.session_id });
+    const after = await exec(
+      'import os\nprint(keep if "keep" in globals() else "restarted", len([p for p in os.listdir("/proc") if p.isdigit()]))',
+      { execution_session_id: s.session_id },
+    );
     expect(after.success).toBe(true);
     const [, count] = after.stdout.trim().split(' ');
     expect(Number(count)).toBeLessThanOrEqual(3); // bwrap's init, the kernel, nothing left of the bomb
@@ -84,7 +108,10 @@ describe.runIf(bubblewrapAvailable())('sandbox fault suite (network: none, files
 
   it('1 GB of output is truncated and the server memory stays bounded', async () => {
     const before = rssMb(ex.proc.pid!);
-    const r = await exec("import os\nchunk = b'x' * (1 << 20)\nfor _ in range(1024):\n    os.write(1, chunk)\nprint('done')", { timeout: 120 });
+    const r = await exec(
+      "import os\nchunk = b'x' * (1 << 20)\nfor _ in range(1024):\n    os.write(1, chunk)\nprint('done')",
+      { timeout: 120 },
+    );
     expect(r.success).toBe(true);
     expect(r.stdout.length).toBeLessThan(5000);
     expect(r.stdout).toContain('[OUTPUT TRUNCATED: 1,073,741,829 characters');
@@ -92,8 +119,16 @@ describe.runIf(bubblewrapAvailable())('sandbox fault suite (network: none, files
   }, 180_000);
 
   describe('user code against the driver protocol (Python mcp client)', () => {
-    type Exec = { stdout: string; stderr: string; success: boolean; session_id: string; kernel_restarted?: boolean; tool_calls: unknown[] };
-    const pyExec = async (code: string) => (await pyCalls(ex.mcpUrl, 'auto', [{ tool: 'execute_demo_code', args: { code } }]))[0]!.json as unknown as Exec;
+    type Exec = {
+      stdout: string;
+      stderr: string;
+      success: boolean;
+      session_id: string;
+      kernel_restarted?: boolean;
+      tool_calls: unknown[];
+    };
+    const pyExec = async (code: string) =>
+      (await pyCalls(ex.mcpUrl, 'auto', [{ tool: 'execute_demo_code', args: { code } }]))[0]!.json as unknown as Exec;
     let other: string;
     beforeAll(async () => {
       other = (await exec('bystander = 41')).session_id;
@@ -123,7 +158,9 @@ describe.runIf(bubblewrapAvailable())('sandbox fault suite (network: none, files
       const r = await pyExec(code);
       expect(r.success).toBe(false);
       expect(r.kernel_restarted).toBe(true);
-      expect(r.stderr).toContain("The kernel was stopped because user code wrote more than 17 MiB without a newline to the driver's reply channel");
+      expect(r.stderr).toContain(
+        "The kernel was stopped because user code wrote more than 17 MiB without a newline to the driver's reply channel",
+      );
       await othersStillServed();
     });
 
@@ -249,7 +286,12 @@ describe.runIf(bubblewrapAvailable())('sandbox fault suite (network: none, files
 
 describe('sandbox refusals and the code screen', () => {
   it('refuses to start when bubblewrap is missing, and says how to fix it', async () => {
-    await expect(startExecutor({ config: { sandbox: { network: 'none', filesystem: 'confined' } }, env: { STOA_BWRAP: '/nonexistent/bwrap' } })).rejects.toThrow(/need bubblewrap \(bwrap\), which is not installed.*apt-get install bubblewrap/s);
+    await expect(
+      startExecutor({
+        config: { sandbox: { network: 'none', filesystem: 'confined' } },
+        env: { STOA_BWRAP: '/nonexistent/bwrap' },
+      }),
+    ).rejects.toThrow(/need bubblewrap \(bwrap\), which is not installed.*apt-get install bubblewrap/s);
   });
 
   // As on a fresh machine: root, no bubblewrap, the interpreter under a home other uids cannot enter (pyenv in /root).
@@ -257,27 +299,49 @@ describe('sandbox refusals and the code screen', () => {
   const noBwrap = { STOA_BWRAP: '/nonexistent/bwrap' };
   const hostSandbox = { network: 'inherit', filesystem: 'host' };
 
-  it.runIf(freshMachine)('a no-op dev server without bubblewrap runs kernels as its own user and says so once, with the fix', async () => {
-    const ex = await startExecutor({ config: { sandbox: hostSandbox }, env: { ...noBwrap, LOG_LEVEL: 'info' } });
-    try {
-      const health = (await (await fetch(`${ex.url}/health`)).json()) as { sandbox: Record<string, string> };
-      expect(health.sandbox).toMatchObject({ user: 'root', isolation: 'none', degraded: expect.stringContaining('bubblewrap is not installed') });
-      const warnings = ex.logs().split('\n').filter((l) => l.includes('not as one unprivileged uid each'));
-      expect(warnings).toHaveLength(1);
-      expect(warnings[0]).toContain('apt-get install bubblewrap');
-      const [r] = await pyCalls(ex.mcpUrl, 'auto', [{ tool: 'execute_demo_code', args: { code: 'import os; os.getuid()' } }]);
-      expect(r!.json.stdout).toBe('0\n');
-    } finally {
-      await ex.stop();
-    }
-  });
+  it.runIf(freshMachine)(
+    'a no-op dev server without bubblewrap runs kernels as its own user and says so once, with the fix',
+    async () => {
+      const ex = await startExecutor({ config: { sandbox: hostSandbox }, env: { ...noBwrap, LOG_LEVEL: 'info' } });
+      try {
+        const health = (await (await fetch(`${ex.url}/health`)).json()) as { sandbox: Record<string, string> };
+        expect(health.sandbox).toMatchObject({
+          user: 'root',
+          isolation: 'none',
+          degraded: expect.stringContaining('bubblewrap is not installed'),
+        });
+        const warnings = ex
+          .logs()
+          .split('\n')
+          .filter((l) => l.includes('not as one unprivileged uid each'));
+        expect(warnings).toHaveLength(1);
+        expect(warnings[0]).toContain('apt-get install bubblewrap');
+        const [r] = await pyCalls(ex.mcpUrl, 'auto', [
+          { tool: 'execute_demo_code', args: { code: 'import os; os.getuid()' } },
+        ]);
+        expect(r!.json.stdout).toBe('0\n');
+      } finally {
+        await ex.stop();
+      }
+    },
+  );
 
-  it.runIf(freshMachine)('a server with real auth, or sandbox.user: per_kernel, refuses instead of giving up per-kernel uids', async () => {
-    const entra = { tenant_id: '00000000-0000-0000-0000-000000000000', client_id: '11111111-1111-1111-1111-111111111111' };
-    const refusal = /Kernels must run as their own unprivileged uid .*Install bubblewrap/s;
-    await expect(startExecutor({ config: { auth: entra, sandbox: hostSandbox }, env: noBwrap })).rejects.toThrow(refusal);
-    await expect(startExecutor({ config: { sandbox: { ...hostSandbox, user: 'per_kernel' } }, env: noBwrap })).rejects.toThrow(refusal);
-  });
+  it.runIf(freshMachine)(
+    'a server with real auth, or sandbox.user: per_kernel, refuses instead of giving up per-kernel uids',
+    async () => {
+      const entra = {
+        tenant_id: '00000000-0000-0000-0000-000000000000',
+        client_id: '11111111-1111-1111-1111-111111111111',
+      };
+      const refusal = /Kernels must run as their own unprivileged uid .*Install bubblewrap/s;
+      await expect(startExecutor({ config: { auth: entra, sandbox: hostSandbox }, env: noBwrap })).rejects.toThrow(
+        refusal,
+      );
+      await expect(
+        startExecutor({ config: { sandbox: { ...hostSandbox, user: 'per_kernel' } }, env: noBwrap }),
+      ).rejects.toThrow(refusal);
+    },
+  );
 
   it('keeps the reference AST screen as guidance when there is no OS sandbox (off by default with one)', async () => {
     const ex = await startExecutor({ config: { sandbox: { network: 'inherit', filesystem: 'host' } } });

@@ -34,7 +34,10 @@ describe('Tasks extension: long executions as MCP tasks (ext-tasks client)', () 
     const c = await v2Client(ex.mcpUrl, 'auto', devToken('tasker'));
     try {
       const setup = await c.call('execute_demo_code', { code: 'keep = 1' });
-      const exec = await session.callTool('execute_demo_code', { code: 'import time\ntime.sleep(30)', execution_session_id: setup.json.session_id as string });
+      const exec = await session.callTool('execute_demo_code', {
+        code: 'import time\ntime.sleep(30)',
+        execution_session_id: setup.json.session_id as string,
+      });
       expect(exec.kind).toBe('task');
       const taskId = exec.kind === 'task' ? exec.handle.taskId : '';
       await exec.cancel();
@@ -60,8 +63,20 @@ describe('Tasks extension: long executions as MCP tasks (ext-tasks client)', () 
       if (exec.kind !== 'task') throw new Error('expected a task');
       const taskId = exec.handle.taskId;
       type TaskId = typeof taskId;
-      const err = await other.session.task(taskId).snapshot().then(() => undefined, (e: Error) => e.message);
-      const unknown = await other.session.task('j_000000000000' as unknown as TaskId).snapshot().then(() => undefined, (e: Error) => e.message);
+      const err = await other.session
+        .task(taskId)
+        .snapshot()
+        .then(
+          () => undefined,
+          (e: Error) => e.message,
+        );
+      const unknown = await other.session
+        .task('j_000000000000' as unknown as TaskId)
+        .snapshot()
+        .then(
+          () => undefined,
+          (e: Error) => e.message,
+        );
       expect(err).toBeDefined();
       expect(err?.replace(String(taskId), 'ID')).toBe(unknown?.replace('j_000000000000', 'ID'));
       await exec.settle();

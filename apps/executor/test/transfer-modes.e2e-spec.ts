@@ -8,7 +8,13 @@ import { devToken, v2Client, type TestClient } from '../../../test/support/ts-cl
 const MODES = [
   { network: 'inherit', filesystem: 'host' }, // the demo's
   { network: 'inherit', filesystem: 'host', user: 'server' },
-  ...(HAS_BWRAP ? [{ network: 'none', filesystem: 'confined' }, { network: 'inherit', filesystem: 'confined' }, { network: 'none', filesystem: 'host' }] : []),
+  ...(HAS_BWRAP
+    ? [
+        { network: 'none', filesystem: 'confined' },
+        { network: 'inherit', filesystem: 'confined' },
+        { network: 'none', filesystem: 'host' },
+      ]
+    : []),
 ];
 
 describe.each(MODES)('peer object transfer into a kernel with sandbox %o', (sandbox) => {
@@ -20,7 +26,9 @@ describe.each(MODES)('peer object transfer into a kernel with sandbox %o', (sand
   beforeAll(async () => {
     const betaPort = await freePort();
     beta = await startExecutor({ port: betaPort, config: { name: 'beta', sandbox } });
-    alpha = await startExecutor({ config: { name: 'alpha', sandbox, peers: { beta: `http://127.0.0.1:${betaPort}/mcp` } } });
+    alpha = await startExecutor({
+      config: { name: 'alpha', sandbox, peers: { beta: `http://127.0.0.1:${betaPort}/mcp` } },
+    });
     a = await v2Client(alpha.mcpUrl, 'auto', devToken('alice'));
     b = await v2Client(beta.mcpUrl, 'auto', devToken('alice'));
   });
@@ -33,10 +41,19 @@ describe.each(MODES)('peer object transfer into a kernel with sandbox %o', (sand
     const target = (await b.call('execute_beta_code', { code: 'ready = True' })).json;
     const src = (await a.call('execute_alpha_code', { code: "arr = list(range(12))\ncfg = {'k': 'v'}" })).json;
     for (const ref of ['arr', 'cfg']) {
-      const r = (await a.call('alpha_send', { data_ref: ref, to: 'beta', session_id: target.session_id, execution_session_id: src.session_id })).json;
+      const r = (
+        await a.call('alpha_send', {
+          data_ref: ref,
+          to: 'beta',
+          session_id: target.session_id,
+          execution_session_id: src.session_id,
+        })
+      ).json;
       expect({ ref, success: r.success, error: r.error }).toEqual({ ref, success: true, error: undefined });
     }
-    const check = (await b.call('execute_beta_code', { code: "print(sum(arr), cfg['k'])", execution_session_id: target.session_id })).json;
+    const check = (
+      await b.call('execute_beta_code', { code: "print(sum(arr), cfg['k'])", execution_session_id: target.session_id })
+    ).json;
     expect(check.stdout).toBe('66 v\n');
   });
 });

@@ -44,7 +44,12 @@ describe.runIf(runnable)('two servers on one host lease kernel uids host-wide', 
   const uidsOf = async (ex: RunningExecutor, user: string) => {
     const out = [];
     for (const i of [0, 1, 2]) {
-      const [r] = await pyCalls(ex.mcpUrl, 'auto', [{ tool: 'execute_demo_code', args: { code: 'import os; print(os.getuid(), os.getcwd())' } }], { token: devToken(`${user}-${i}`) });
+      const [r] = await pyCalls(
+        ex.mcpUrl,
+        'auto',
+        [{ tool: 'execute_demo_code', args: { code: 'import os; print(os.getuid(), os.getcwd())' } }],
+        { token: devToken(`${user}-${i}`) },
+      );
       const [uid, cwd] = (r!.json.stdout as string).trim().split(' ');
       out.push({ uid: Number(uid), cwd: cwd!, sid: r!.json.session_id as string, user: `${user}-${i}` });
     }
@@ -59,17 +64,36 @@ describe.runIf(runnable)('two servers on one host lease kernel uids host-wide', 
     expect(ua.size).toBe(3);
     expect(ub.size).toBe(3);
     expect([...ua].filter((u) => ub.has(u))).toEqual([]);
-    for (const [uids, server] of [[ua, a], [ub, b]] as const) {
-      for (const uid of uids) expect(readFileSync(`/run/stoa/uids/${uid}`, 'utf8').trim()).toBe(String(server.proc.pid));
+    for (const [uids, server] of [
+      [ua, a],
+      [ub, b],
+    ] as const) {
+      for (const uid of uids)
+        expect(readFileSync(`/run/stoa/uids/${uid}`, 'utf8').trim()).toBe(String(server.proc.pid));
     }
   });
 
   it("a kernel of one server cannot read a file of the other server's kernel, given its path", async () => {
     const [victim] = await uidsOf(b, 'bob');
-    await pyCalls(b.mcpUrl, 'auto', [{ tool: 'execute_demo_code', args: { code: "open('secret.txt', 'w').write('bob only')", execution_session_id: victim!.sid } }], { token: devToken(victim!.user) });
+    await pyCalls(
+      b.mcpUrl,
+      'auto',
+      [
+        {
+          tool: 'execute_demo_code',
+          args: { code: "open('secret.txt', 'w').write('bob only')", execution_session_id: victim!.sid },
+        },
+      ],
+      { token: devToken(victim!.user) },
+    );
     const path = `${victim!.cwd}/secret.txt`;
     expect(existsSync(path)).toBe(true);
-    const [r] = await pyCalls(a.mcpUrl, 'auto', [{ tool: 'execute_demo_code', args: { code: `print(open(${JSON.stringify(path)}).read())` } }], { token: devToken('alice') });
+    const [r] = await pyCalls(
+      a.mcpUrl,
+      'auto',
+      [{ tool: 'execute_demo_code', args: { code: `print(open(${JSON.stringify(path)}).read())` } }],
+      { token: devToken('alice') },
+    );
     expect(r!.json.success).toBe(false);
     expect(r!.json.stderr).toMatch(/PermissionError/);
   });

@@ -19,7 +19,11 @@ export class McpController {
   constructor(private readonly mcp: GatewayMcpService) {}
 
   @All('mcp')
-  async handle(@Req() req: McpRequest, @Res() res: ServerResponse, @CurrentPrincipal() principal: Principal): Promise<void> {
+  async handle(
+    @Req() req: McpRequest,
+    @Res() res: ServerResponse,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<void> {
     await this.mcp.endpoint.handle(req, res, principal);
   }
 }
@@ -39,15 +43,28 @@ export class HealthController {
   @Get(['health', 'healthz'])
   health() {
     const [u] = this.pool.status();
-    return { status: 'healthy', server: this.settings.config.name, type: 'GatewayServer', upstreams: u ? { [u.name]: u.state === 'healthy' ? 'connected' : u.state } : {}, details: this.pool.status() };
+    return {
+      status: 'healthy',
+      server: this.settings.config.name,
+      type: 'GatewayServer',
+      upstreams: u ? { [u.name]: u.state === 'healthy' ? 'connected' : u.state } : {},
+      details: this.pool.status(),
+    };
   }
 
   /** Readiness: the audit database, Redis (when configured) and the upstream, each named; 503 when one is down. */
   @Get('health/ready')
   async ready(@Res({ passthrough: true }) res: Response) {
     const redis = this.limits.ping();
-    const [database, redisCheck] = await Promise.all([probe(() => this.db.query('SELECT 1'), { kind: this.db.options.type }), redis ? probe(() => redis) : undefined]);
-    const body = readiness(this.settings.config.name, { database, ...(redisCheck ? { redis: redisCheck } : {}), upstreams: upstreamChecks(this.pool) });
+    const [database, redisCheck] = await Promise.all([
+      probe(() => this.db.query('SELECT 1'), { kind: this.db.options.type }),
+      redis ? probe(() => redis) : undefined,
+    ]);
+    const body = readiness(this.settings.config.name, {
+      database,
+      ...(redisCheck ? { redis: redisCheck } : {}),
+      upstreams: upstreamChecks(this.pool),
+    });
     res.status(readinessStatus(body));
     return body;
   }
@@ -56,7 +73,14 @@ export class HealthController {
   catalog() {
     const u = this.pool.upstreams()[0];
     const c = u?.catalog;
-    return { server_name: this.settings.config.name, upstream_server: c?.serverName ?? null, tools: c?.domain.tools ?? [], skills: c?.domain.skills ?? [], states: c?.domain.states ?? [], mcp_tools: listedTools(this.mcp.tools()) };
+    return {
+      server_name: this.settings.config.name,
+      upstream_server: c?.serverName ?? null,
+      tools: c?.domain.tools ?? [],
+      skills: c?.domain.skills ?? [],
+      states: c?.domain.states ?? [],
+      mcp_tools: listedTools(this.mcp.tools()),
+    };
   }
 }
 
@@ -73,7 +97,11 @@ export class AdminController {
   @Get('audit')
   @ApiQuery({ name: 'principal', required: false })
   @ApiQuery({ name: 'tool', required: false })
-  @ApiQuery({ name: 'outcome', required: false, enum: ['ok', 'tool_error', 'denied', 'rate_limited', 'upstream_error'] })
+  @ApiQuery({
+    name: 'outcome',
+    required: false,
+    enum: ['ok', 'tool_error', 'denied', 'rate_limited', 'upstream_error'],
+  })
   @ApiQuery({ name: 'session_id', required: false })
   @ApiQuery({ name: 'since', required: false, description: 'ISO time' })
   @ApiQuery({ name: 'until', required: false, description: 'ISO time' })
@@ -96,7 +124,16 @@ export class AdminController {
       if (Number.isNaN(t)) throw new InvalidInputError(`${name} must be an ISO date-time, e.g. 2026-11-30T09:00:00Z.`);
       return t;
     };
-    return this.audit.list({ principal, tool, outcome, session_id: sessionId, since: time(since, 'since'), until: time(until, 'until'), limit: limit ? Number(limit) : 100, cursor });
+    return this.audit.list({
+      principal,
+      tool,
+      outcome,
+      session_id: sessionId,
+      since: time(since, 'since'),
+      until: time(until, 'until'),
+      limit: limit ? Number(limit) : 100,
+      cursor,
+    });
   }
 
   @Get('upstreams')

@@ -24,7 +24,12 @@ export class GatewayMcpService implements OnApplicationShutdown {
     this.rebuild();
     pool.on('changed', () => this.rebuild());
     this.endpoint = new McpEndpoint(
-      { name: `${c.name}-gateway`, version: '0.1.0', instructions: c.description || 'Gateway applying policy, rate limits and audit to one code-execution server.', tools: () => this.current },
+      {
+        name: `${c.name}-gateway`,
+        version: '0.1.0',
+        instructions: c.description || 'Gateway applying policy, rate limits and audit to one code-execution server.',
+        tools: () => this.current,
+      },
       { mintSessionId: () => `g-${randomToken(24)}`, legacyIdleMs: 30 * 60_000 },
     );
   }
@@ -47,15 +52,40 @@ export class GatewayMcpService implements OnApplicationShutdown {
           const body = { params: { name: tool.name, arguments: (args ?? {}) as Record<string, unknown> } };
           const bytesIn = Buffer.byteLength(JSON.stringify(args ?? {}));
           const refusal = await this.guard.before(ctx.principal, tool.name, body, bytesIn);
-          if (refusal) return new RawToolResult({ content: [{ type: 'text', text: JSON.stringify({ success: false, error: refusal.message, ...refusal.extra }, null, 2) }], isError: true });
+          if (refusal)
+            return new RawToolResult({
+              content: [
+                {
+                  type: 'text',
+                  text: JSON.stringify({ success: false, error: refusal.message, ...refusal.extra }, null, 2),
+                },
+              ],
+              isError: true,
+            });
           const started = performance.now();
           try {
-            const result = await this.pool.call(upstream, ctx.principal, tool.name, body.params.arguments, { signal: ctx.signal, headers: this.guard.headers, onProgress: relayProgress(ctx) });
+            const result = await this.pool.call(upstream, ctx.principal, tool.name, body.params.arguments, {
+              signal: ctx.signal,
+              headers: this.guard.headers,
+              onProgress: relayProgress(ctx),
+            });
             const bytesOut = Buffer.byteLength(JSON.stringify(result));
-            this.guard.after(ctx.principal, tool.name, body, { isError: result.isError === true, bytesIn, bytesOut, durationMs: performance.now() - started, sessionId: resultRefs(result).session_id });
+            this.guard.after(ctx.principal, tool.name, body, {
+              isError: result.isError === true,
+              bytesIn,
+              bytesOut,
+              durationMs: performance.now() - started,
+              sessionId: resultRefs(result).session_id,
+            });
             return new RawToolResult(result);
           } catch (err) {
-            this.guard.after(ctx.principal, tool.name, body, { isError: true, failed: (err as Error).message, bytesIn, bytesOut: 0, durationMs: performance.now() - started });
+            this.guard.after(ctx.principal, tool.name, body, {
+              isError: true,
+              failed: (err as Error).message,
+              bytesIn,
+              bytesOut: 0,
+              durationMs: performance.now() - started,
+            });
             throw err;
           }
         }),

@@ -5,7 +5,15 @@ import { ConfigError, loadConfig, positiveInt, serverName } from '@stoa/config';
 import { applyConnectorPort, CONNECTOR_ENV, poolConfigSchema, upstreamSchema } from '@stoa/connectors';
 import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
 
-const list = z.union([z.array(z.string()), z.string().transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))]);
+const list = z.union([
+  z.array(z.string()),
+  z.string().transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+  ),
+]);
 
 /** `policy:` (reference GatewayPolicy) — globs on MCP tool names and on domain function names. */
 export const gatewayPolicySchema = z
@@ -59,7 +67,8 @@ const ENV_MAP = {
 /** One upstream from `UPSTREAM_<NAME>_URL` (the reference's env form); `CONNECTOR_PORT` / `MCP_SERVER_PORT`. */
 function applyConnectorEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
   const found = Object.entries(env).filter(([k, v]) => /^UPSTREAM_[A-Za-z][A-Za-z0-9_]*_URL$/.test(k) && v);
-  if (found.length > 1) throw new ConfigError('(environment)', [`a gateway has one upstream; found ${found.map(([k]) => k).join(', ')}`]);
+  if (found.length > 1)
+    throw new ConfigError('(environment)', [`a gateway has one upstream; found ${found.map(([k]) => k).join(', ')}`]);
   if (found.length === 1) {
     const [key, url] = found[0]!;
     const name = key.slice('UPSTREAM_'.length, -'_URL'.length).toLowerCase();
@@ -74,7 +83,18 @@ export interface GatewaySettings {
   baseDir: string;
 }
 
-export function loadGatewaySettings(file: string | undefined, overrides: Record<string, unknown>, env: NodeJS.ProcessEnv): GatewaySettings {
-  const { config, baseDir } = loadConfig({ schema: gatewayConfigSchema, file, env, envMap: ENV_MAP, overrides, prepare: applyConnectorEnv });
+export function loadGatewaySettings(
+  file: string | undefined,
+  overrides: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+): GatewaySettings {
+  const { config, baseDir } = loadConfig({
+    schema: gatewayConfigSchema,
+    file,
+    env,
+    envMap: ENV_MAP,
+    overrides,
+    prepare: applyConnectorEnv,
+  });
   return { config, baseDir };
 }

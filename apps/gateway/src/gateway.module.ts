@@ -21,8 +21,16 @@ export class GatewayModule {
       module: GatewayModule,
       imports: [
         LoggingModule.forRoot('stoa-gateway'),
-        AuthModule.forRoot({ auth: c.auth, publicBaseUrl: c.server.public_url, adminTokenFile: join(resolve(c.data_dir), `gateway-${c.server.port}.admin-token`) }),
-        PersistenceModule.forRoot({ database: c.database, defaultSqlitePath: join(resolve(c.data_dir), 'gateway.sqlite'), migrations: [...AUDIT_MIGRATIONS] }),
+        AuthModule.forRoot({
+          auth: c.auth,
+          publicBaseUrl: c.server.public_url,
+          adminTokenFile: join(resolve(c.data_dir), `gateway-${c.server.port}.admin-token`),
+        }),
+        PersistenceModule.forRoot({
+          database: c.database,
+          defaultSqlitePath: join(resolve(c.data_dir), 'gateway.sqlite'),
+          migrations: [...AUDIT_MIGRATIONS],
+        }),
         AuditModule.forRoot(c.audit),
       ],
       controllers: [HealthController, McpController, AdminController],

@@ -33,15 +33,30 @@ export class Guardrails implements FastPathHooks {
     return this.upstream.catalog?.serverName ?? this.upstream.name;
   }
 
-  before = async (principal: Principal, tool: string, body: RpcBody, bytesIn: number): Promise<{ message: string; extra?: Record<string, unknown> } | undefined> => {
+  before = async (
+    principal: Principal,
+    tool: string,
+    body: RpcBody,
+    bytesIn: number,
+  ): Promise<{ message: string; extra?: Record<string, unknown> } | undefined> => {
     const decision = this.policy.decide(tool, this.serverName);
     if (!decision.allowed) {
-      this.record(principal, tool, body, AuditOutcome.denied, decision.rule, { bytesIn, bytesOut: 0, durationMs: 0, isError: true });
+      this.record(principal, tool, body, AuditOutcome.denied, decision.rule, {
+        bytesIn,
+        bytesOut: 0,
+        durationMs: 0,
+        isError: true,
+      });
       return { message: decision.message };
     }
     const limited = await this.limits.consume(principal.id, tool);
     if (limited) {
-      this.record(principal, tool, body, AuditOutcome.rateLimited, 'max_calls_per_minute', { bytesIn, bytesOut: 0, durationMs: 0, isError: true });
+      this.record(principal, tool, body, AuditOutcome.rateLimited, 'max_calls_per_minute', {
+        bytesIn,
+        bytesOut: 0,
+        durationMs: 0,
+        isError: true,
+      });
       return { message: limited.message, extra: { retry_after: limited.retry_after } };
     }
     return undefined;
@@ -52,10 +67,33 @@ export class Guardrails implements FastPathHooks {
     this.record(principal, tool, body, outcome, o.failed ? `allowed (failed: ${o.failed})` : 'allowed', o);
   };
 
-  private record(principal: Principal, tool: string, body: RpcBody, outcome: AuditOutcome, decision: string, o: Omit<ForwardOutcome, 'failed'>): void {
+  private record(
+    principal: Principal,
+    tool: string,
+    body: RpcBody,
+    outcome: AuditOutcome,
+    decision: string,
+    o: Omit<ForwardOutcome, 'failed'>,
+  ): void {
     const args = body.params?.arguments ?? {};
     const code = isExecuteTool(tool) && typeof args.code === 'string' ? args.code : undefined;
-    const explicit = typeof args.execution_session_id === 'string' ? args.execution_session_id : typeof args.session_id === 'string' ? args.session_id : undefined;
-    this.audit.record({ principal: principal.id, tool, upstream: this.upstream.name, sessionId: explicit ?? o.sessionId ?? null, outcome, decision, durationMs: o.durationMs, bytesIn: o.bytesIn, bytesOut: o.bytesOut, code });
+    const explicit =
+      typeof args.execution_session_id === 'string'
+        ? args.execution_session_id
+        : typeof args.session_id === 'string'
+          ? args.session_id
+          : undefined;
+    this.audit.record({
+      principal: principal.id,
+      tool,
+      upstream: this.upstream.name,
+      sessionId: explicit ?? o.sessionId ?? null,
+      outcome,
+      decision,
+      durationMs: o.durationMs,
+      bytesIn: o.bytesIn,
+      bytesOut: o.bytesOut,
+      code,
+    });
   }
 }

@@ -13,7 +13,9 @@ runMain('Gateway', async () => {
   const logger = startupLogger('stoa-gateway', 'buffered');
   const cli = parseCli(USAGE);
   if (cli.help) return void process.stdout.write(`${USAGE}\n`);
-  const settings = refuseStartOn(() => loadGatewaySettings(cli.file, connectorOverrides(cli, process.env), process.env));
+  const settings = refuseStartOn(() =>
+    loadGatewaySettings(cli.file, connectorOverrides(cli, process.env), process.env),
+  );
   const { server, name, upstream } = settings.config;
   refuseOpenNoopBind(settings.config);
   const app = await createHttpApp(GatewayModule.forRoot(settings), { logger, server });

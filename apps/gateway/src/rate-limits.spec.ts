@@ -4,7 +4,8 @@ import { RateLimits, type RateLimited } from './rate-limits';
 
 // In-memory limiters (no Redis URL); the shared Redis budget is covered by apps/gateway/test/gateway.e2e-spec.ts.
 // Fake timers move rate-limiter-flexible's clock (Date.now and its expiry timers) instead of waiting a minute.
-const limits = (raw: Record<string, unknown>): RateLimits => new RateLimits(gatewayPolicySchema.parse(raw), undefined, 'test:rl');
+const limits = (raw: Record<string, unknown>): RateLimits =>
+  new RateLimits(gatewayPolicySchema.parse(raw), undefined, 'test:rl');
 
 async function calls(rl: RateLimits, n: number, principal: string, tool: string): Promise<(RateLimited | undefined)[]> {
   const out: (RateLimited | undefined)[] = [];
@@ -74,7 +75,13 @@ describe('RateLimits', () => {
   it('applies a tool limit only to the tools its glob matches, with its own number in the message', async () => {
     const rl = limits({ tool_limits: { 'execute_*_code': 1 } });
     expect(await calls(rl, 2, 'alice', 'execute_demo_code')).toEqual([undefined, refused(1, 60)]);
-    expect(await calls(rl, 5, 'alice', 'demo_check_job')).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    expect(await calls(rl, 5, 'alice', 'demo_check_job')).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 
   it('keeps separate budgets for tool limits whose globs overlap; the one that refuses leaves the other uncharged', async () => {

@@ -25,19 +25,31 @@ export class RateLimits implements OnApplicationShutdown {
   constructor(policy: GatewayPolicy, redisUrl: string | undefined, prefix: string) {
     if (redisUrl) {
       this.redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
-      this.redis.on('error', (err: Error) => this.logger.warn({ err: err.message }, 'rate-limit Redis unavailable; limits fall back to this process'));
+      this.redis.on('error', (err: Error) =>
+        this.logger.warn({ err: err.message }, 'rate-limit Redis unavailable; limits fall back to this process'),
+      );
     }
     const make = (points: number, key: string): RateLimiterAbstract => {
       const base = { points, duration: 60, keyPrefix: `${prefix}:${key}` };
-      return this.redis ? new RateLimiterRedis({ ...base, storeClient: this.redis, insuranceLimiter: new RateLimiterMemory(base) }) : new RateLimiterMemory(base);
+      return this.redis
+        ? new RateLimiterRedis({ ...base, storeClient: this.redis, insuranceLimiter: new RateLimiterMemory(base) })
+        : new RateLimiterMemory(base);
     };
-    if (policy.max_calls_per_minute) this.overall = { limit: policy.max_calls_per_minute, limiter: make(policy.max_calls_per_minute, 'all') };
-    this.perTool = Object.entries(policy.tool_limits).map(([pattern, limit], i) => ({ pattern, limit, limiter: make(limit, `tool${i}`) }));
+    if (policy.max_calls_per_minute)
+      this.overall = { limit: policy.max_calls_per_minute, limiter: make(policy.max_calls_per_minute, 'all') };
+    this.perTool = Object.entries(policy.tool_limits).map(([pattern, limit], i) => ({
+      pattern,
+      limit,
+      limiter: make(limit, `tool${i}`),
+    }));
   }
 
   /** Consumes one call for `principal`; undefined when allowed. */
   async consume(principal: string, tool: string): Promise<RateLimited | undefined> {
-    const checks = [...(this.overall ? [{ ...this.overall, key: principal }] : []), ...this.perTool.filter((t) => exposed(tool, [t.pattern])).map((t) => ({ ...t, key: principal }))];
+    const checks = [
+      ...(this.overall ? [{ ...this.overall, key: principal }] : []),
+      ...this.perTool.filter((t) => exposed(tool, [t.pattern])).map((t) => ({ ...t, key: principal })),
+    ];
     const charged: typeof checks = [];
     for (const c of checks) {
       try {
@@ -47,7 +59,10 @@ export class RateLimits implements OnApplicationShutdown {
         if (!(res instanceof RateLimiterRes)) throw res;
         // A refused call uses no budget: give back what this call's earlier limits took.
         await Promise.all(charged.map((d) => d.limiter.reward(d.key, 1)));
-        return { message: `Rate limit exceeded: maximum ${c.limit} calls per minute. Please wait and try again.`, retry_after: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
+        return {
+          message: `Rate limit exceeded: maximum ${c.limit} calls per minute. Please wait and try again.`,
+          retry_after: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),
+        };
       }
     }
     return undefined;

@@ -23,12 +23,24 @@ export class ToolPolicy {
     for (const pattern of this.policy.blocked_tools) {
       const names = FAMILIES[pattern]?.(server);
       if (names ? names.includes(tool) : exposed(tool, [pattern])) {
-        return { allowed: false, rule: `blocked_tools: ${pattern}`, message: `Tool '${tool}' is blocked by gateway policy.` };
+        return {
+          allowed: false,
+          rule: `blocked_tools: ${pattern}`,
+          message: `Tool '${tool}' is blocked by gateway policy.`,
+        };
       }
     }
     const allowed = this.policy.allowed_tools;
-    if (allowed && allowed.length && !allowed.some((p) => (FAMILIES[p]?.(server) ?? []).includes(tool) || exposed(tool, [p]))) {
-      return { allowed: false, rule: 'allowed_tools', message: `Tool '${tool}' is not allowed by gateway policy. Allowed: [${allowed.map((a) => `'${a}'`).join(', ')}]` };
+    if (
+      allowed &&
+      allowed.length &&
+      !allowed.some((p) => (FAMILIES[p]?.(server) ?? []).includes(tool) || exposed(tool, [p]))
+    ) {
+      return {
+        allowed: false,
+        rule: 'allowed_tools',
+        message: `Tool '${tool}' is not allowed by gateway policy. Allowed: [${allowed.map((a) => `'${a}'`).join(', ')}]`,
+      };
     }
     return { allowed: true, rule: 'allowed' };
   }

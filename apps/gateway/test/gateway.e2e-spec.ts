@@ -9,7 +9,11 @@ import { devToken, v2Client, type TestClient } from '../../../test/support/ts-cl
 import { ADMIN } from '../../../test/support/admin';
 
 const DEMO = join(ROOT, 'examples', 'servers', 'demo');
-const demoConfig = { tools: { manifest: join(DEMO, 'tools.yaml') }, skills: { dir: join(DEMO, 'skills') }, sessions: { warm_pool: 1 } };
+const demoConfig = {
+  tools: { manifest: join(DEMO, 'tools.yaml') },
+  skills: { dir: join(DEMO, 'skills') },
+  sessions: { warm_pool: 1 },
+};
 const passthrough = { mode: 'passthrough', audience: 'dev' };
 
 interface AuditRow {
@@ -28,7 +32,13 @@ describe('gateway: policy by tool name, domain-function policy in the kernel, au
   let demo: RunningExecutor;
   let gw: RunningRouter;
   let alice: TestClient;
-  const audit = async (query: string) => ((await (await fetch(`${gw.url}/admin/v1/audit?${query}`, { headers: ADMIN })).json()) as { records: AuditRow[]; next_cursor: string | null }).records;
+  const audit = async (query: string) =>
+    (
+      (await (await fetch(`${gw.url}/admin/v1/audit?${query}`, { headers: ADMIN })).json()) as {
+        records: AuditRow[];
+        next_cursor: string | null;
+      }
+    ).records;
 
   beforeAll(async () => {
     demo = await startExecutor({ config: demoConfig });
@@ -48,7 +58,8 @@ describe('gateway: policy by tool name, domain-function policy in the kernel, au
     const tools = await alice.listTools();
     expect(tools).toContain('execute_demo_code');
     expect(tools).toContain('demo_list_sessions');
-    for (const hidden of ['demo_parallel_execute', 'demo_check_batch', 'demo_cancel_batch', 'demo_close_session']) expect(tools).not.toContain(hidden);
+    for (const hidden of ['demo_parallel_execute', 'demo_check_batch', 'demo_cancel_batch', 'demo_close_session'])
+      expect(tools).not.toContain(hidden);
   });
 
   it('refuses a blocked tool by name with the reference message, on both eras', async () => {
@@ -81,7 +92,9 @@ describe('gateway: policy by tool name, domain-function policy in the kernel, au
     const r = await alice.call('execute_demo_code', { code });
     expect(r.json.success).toBe(true);
     expect(r.json.stdout).toContain('2\n');
-    expect(r.json.stdout).toContain("refused: Tool function 'word_count' is blocked by this server's policy (blocked_functions).");
+    expect(r.json.stdout).toContain(
+      "refused: Tool function 'word_count' is blocked by this server's policy (blocked_functions).",
+    );
     expect(r.json.stdout).toContain('still running');
   });
 
@@ -109,7 +122,12 @@ describe('gateway: policy by tool name, domain-function policy in the kernel, au
     }
     const rows = await audit(`principal=${encodeURIComponent('bob@tenant-a')}`);
     const by = (tool: string) => rows.find((r) => r.tool === tool);
-    expect(by('execute_demo_code')).toMatchObject({ outcome: 'ok', decision: 'allowed', code: null, code_sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(by('execute_demo_code')).toMatchObject({
+      outcome: 'ok',
+      decision: 'allowed',
+      code: null,
+      code_sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     expect(by('execute_demo_code')?.session_id).toMatch(/^s-/);
     expect(by('execute_demo_code')!.bytes_out).toBeGreaterThan(0);
     expect(by('demo_close_session')).toMatchObject({ outcome: 'denied', decision: 'blocked_tools: demo_close_*' });
@@ -130,7 +148,15 @@ describe.runIf(redisAvailable())('gateway rate limit shared by two replicas thro
   beforeAll(async () => {
     demo = await startExecutor({ config: demoConfig });
     const name = `gw${randomUUID().slice(0, 8)}`; // replicas of one gateway share a name, hence a budget
-    for (let i = 0; i < 2; i++) gws.push(await startGateway({ name, upstream: { name: 'demo', url: demo.mcpUrl, auth: passthrough }, policy: { max_calls_per_minute: 5 }, redis_url: TEST_REDIS_URL }));
+    for (let i = 0; i < 2; i++)
+      gws.push(
+        await startGateway({
+          name,
+          upstream: { name: 'demo', url: demo.mcpUrl, auth: passthrough },
+          policy: { max_calls_per_minute: 5 },
+          redis_url: TEST_REDIS_URL,
+        }),
+      );
   });
   afterAll(async () => {
     await Promise.all(gws.map((g) => g.stop()));
@@ -148,7 +174,9 @@ describe.runIf(redisAvailable())('gateway rate limit shared by two replicas thro
       const other = await v2Client(gws[0]!.mcpUrl, 'auto', devToken('dave'));
       expect((await other.call('demo_list_sessions', {})).isError).toBe(false);
       await other.close();
-      const rows = (await (await fetch(`${gws[1]!.url}/admin/v1/audit?outcome=rate_limited`, { headers: ADMIN })).json()) as { records: AuditRow[] };
+      const rows = (await (
+        await fetch(`${gws[1]!.url}/admin/v1/audit?outcome=rate_limited`, { headers: ADMIN })
+      ).json()) as { records: AuditRow[] };
       expect(rows.records[0]).toMatchObject({ principal: 'carol@tenant-a', decision: 'max_calls_per_minute' });
     } finally {
       await Promise.all(clients.map((c) => c.close()));

@@ -12,9 +12,15 @@ export class AdminUpstreamsController {
   constructor(private readonly pool: UpstreamPool) {}
 
   @Get()
-  @ApiOkResponse({ description: 'Every upstream: state, last error, latency of the last health check, catalog version' })
+  @ApiOkResponse({
+    description: 'Every upstream: state, last error, latency of the last health check, catalog version',
+  })
   list() {
-    return { count: this.pool.upstreams().length, caller_clients: this.pool.callerClients, upstreams: this.pool.status() };
+    return {
+      count: this.pool.upstreams().length,
+      caller_clients: this.pool.callerClients,
+      upstreams: this.pool.status(),
+    };
   }
 
   @Get(':name')
@@ -30,7 +36,13 @@ export class AdminUpstreamsController {
 
   private find(name: string) {
     const u = this.pool.get(name);
-    if (!u) throw new NotFoundError(`Unknown upstream '${name}'. Known: ${this.pool.upstreams().map((x) => x.name).join(', ')}.`);
+    if (!u)
+      throw new NotFoundError(
+        `Unknown upstream '${name}'. Known: ${this.pool
+          .upstreams()
+          .map((x) => x.name)
+          .join(', ')}.`,
+      );
     return u;
   }
 }

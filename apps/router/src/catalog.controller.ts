@@ -22,7 +22,12 @@ export class CatalogController {
   @Get('catalog')
   catalog() {
     const live = this.pool.upstreams().filter((u) => u.catalog);
-    const param = (p: { name: string; type: string; description: string; default?: unknown }) => ({ name: p.name, type: p.type, description: p.description, default: p.default ?? null });
+    const param = (p: { name: string; type: string; description: string; default?: unknown }) => ({
+      name: p.name,
+      type: p.type,
+      description: p.description,
+      default: p.default ?? null,
+    });
     return {
       server_name: this.settings.config.name,
       tools: live.flatMap((u) =>
@@ -38,7 +43,16 @@ export class CatalogController {
           affordances: t.affordances,
         })),
       ),
-      skills: live.flatMap((u) => u.catalog!.domain.skills.map((s) => ({ name: s.name, description: s.description, domain: s.domain, states: s.states, server_name: u.catalog!.serverName, upstream: u.name }))),
+      skills: live.flatMap((u) =>
+        u.catalog!.domain.skills.map((s) => ({
+          name: s.name,
+          description: s.description,
+          domain: s.domain,
+          states: s.states,
+          server_name: u.catalog!.serverName,
+          upstream: u.name,
+        })),
+      ),
       states: live.flatMap((u) => u.catalog!.domain.states),
       mcp_tools: listedTools(this.mcp.tools()),
     };

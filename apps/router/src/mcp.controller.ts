@@ -14,7 +14,11 @@ export class McpController {
   constructor(private readonly mcp: RouterMcpService) {}
 
   @All('mcp')
-  async handle(@Req() req: McpRequest, @Res() res: ServerResponse, @CurrentPrincipal() principal: Principal): Promise<void> {
+  async handle(
+    @Req() req: McpRequest,
+    @Res() res: ServerResponse,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<void> {
     await this.mcp.endpoint.handle(req, res, principal);
   }
 }

@@ -27,7 +27,12 @@ export class RouterMcpService implements OnApplicationShutdown {
       this.rebuild();
     });
     this.endpoint = new McpEndpoint(
-      { name: `${c.name}-router`, version: '0.1.0', instructions: c.description || 'Router aggregating the tools of several code-execution servers.', tools: () => this.current },
+      {
+        name: `${c.name}-router`,
+        version: '0.1.0',
+        instructions: c.description || 'Router aggregating the tools of several code-execution servers.',
+        tools: () => this.current,
+      },
       { mintSessionId: () => `r-${randomToken(24)}`, legacyIdleMs: 30 * 60_000 },
     );
   }
@@ -60,11 +65,19 @@ export class RouterMcpService implements OnApplicationShutdown {
     if (this.bridgesChecked || !c.bridges.length) return;
     const all = this.pool.upstreams();
     if (!all.every((u) => u.catalog)) {
-      if (atStart) this.logger.warn({ unavailable: all.filter((u) => !u.catalog).map((u) => u.name) }, 'bridges are validated once every upstream has answered');
+      if (atStart)
+        this.logger.warn(
+          { unavailable: all.filter((u) => !u.catalog).map((u) => u.name) },
+          'bridges are validated once every upstream has answered',
+        );
       return;
     }
     this.bridgesChecked = true;
-    const problem = invalidBridges(c.name, c.bridges, all.map((u) => u.catalog!.domain));
+    const problem = invalidBridges(
+      c.name,
+      c.bridges,
+      all.map((u) => u.catalog!.domain),
+    );
     if (!problem) return;
     if (atStart) throw new ConfigError('bridges', problem.split('\n'));
     this.logger.error({ problem }, 'invalid bridge edges: plan results ignore them until the config is fixed');

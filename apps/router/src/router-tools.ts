@@ -2,8 +2,24 @@ import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { Principal } from '@stoa/core';
 import { proxyTool, relayProgress, type Upstream, type UpstreamPool } from '@stoa/connectors';
-import { defineTool, isExecuteTool, RawToolResult, resultRefs, ToolFailure, type ToolContext, type ToolDefinition } from '@stoa/mcp';
-import { planInputSchema, searchInputSchema, StateGraph, ToolSearch, type Bridge, type DomainCatalog, type SearchConfig } from '@stoa/tools';
+import {
+  defineTool,
+  isExecuteTool,
+  RawToolResult,
+  resultRefs,
+  ToolFailure,
+  type ToolContext,
+  type ToolDefinition,
+} from '@stoa/mcp';
+import {
+  planInputSchema,
+  searchInputSchema,
+  StateGraph,
+  ToolSearch,
+  type Bridge,
+  type DomainCatalog,
+  type SearchConfig,
+} from '@stoa/tools';
 
 /**
  * 2025-era callers keep their kernel through their MCP session, as on an executor: the router remembers which
@@ -18,13 +34,17 @@ export function proxyTools(pool: UpstreamPool): ToolDefinition[] {
     proxyTool(tool, async (args: unknown, ctx: ToolContext) => {
       const route = pool.route(tool.name) ?? { upstream };
       const input = { ...((args ?? {}) as Record<string, unknown>) };
-      const key = ctx.transportSessionId && isExecuteTool(tool.name) ? `${ctx.transportSessionId}\u0000${tool.name}` : undefined;
+      const key =
+        ctx.transportSessionId && isExecuteTool(tool.name) ? `${ctx.transportSessionId}\u0000${tool.name}` : undefined;
       let injected = false;
       if (key && input.execution_session_id == null) {
         const known = legacyKernels.get(key);
         if (known) [input.execution_session_id, injected] = [known, true];
       }
-      const result = await pool.call(route.upstream, ctx.principal, tool.name, input, { signal: ctx.signal, onProgress: relayProgress(ctx) });
+      const result = await pool.call(route.upstream, ctx.principal, tool.name, input, {
+        signal: ctx.signal,
+        onProgress: relayProgress(ctx),
+      });
       const sid = key ? resultRefs(result).session_id : undefined;
       if (key && sid) legacyKernels.set(key, sid);
       else if (key && injected && result.isError) legacyKernels.delete(key); // the upstream session is gone: the next call starts afresh
@@ -34,13 +54,18 @@ export function proxyTools(pool: UpstreamPool): ToolDefinition[] {
 }
 
 /** The bridge problems the reference refuses to start with (§8.6), or undefined when all are valid. */
-export function invalidBridges(router: string, bridges: readonly Bridge[], catalogs: readonly DomainCatalog[]): string | undefined {
+export function invalidBridges(
+  router: string,
+  bridges: readonly Bridge[],
+  catalogs: readonly DomainCatalog[],
+): string | undefined {
   const produced = new Set(catalogs.flatMap((c) => c.tools.flatMap((t) => t.produces)));
   const required = new Set(catalogs.flatMap((c) => c.tools.flatMap((t) => t.requires)));
   const problems: string[] = [];
   for (const b of bridges) {
     const parts: string[] = [];
-    if (!produced.has(b.from_state)) parts.push(`from_state '${b.from_state}' not found in any upstream's state_produces`);
+    if (!produced.has(b.from_state))
+      parts.push(`from_state '${b.from_state}' not found in any upstream's state_produces`);
     if (!required.has(b.to_state)) parts.push(`to_state '${b.to_state}' not found in any upstream's state_requires`);
     if (parts.length) problems.push(`Invalid bridge edge in '${router}' config: ${parts.join('; ')}`);
   }
@@ -53,7 +78,12 @@ interface Catalogued {
 }
 
 /** search / load_skill / plan over every healthy upstream (reference §8.2, §8.3, §8.6). */
-export function routerTools(router: string, pool: UpstreamPool, bridges: readonly Bridge[], limits?: SearchConfig): ToolDefinition[] {
+export function routerTools(
+  router: string,
+  pool: UpstreamPool,
+  bridges: readonly Bridge[],
+  limits?: SearchConfig,
+): ToolDefinition[] {
   const live: Catalogued[] = pool
     .upstreams()
     .filter((u) => u.catalog)
@@ -63,17 +93,29 @@ export function routerTools(router: string, pool: UpstreamPool, bridges: readonl
   const out: ToolDefinition[] = [];
   const skillTool = `load_${router}_skill`;
   if (catalogs.some((c) => c.tools.length || c.skills.length)) {
-    const search = new ToolSearch(catalogs, (server) => `execute_${server}_code`, (skill, server) => `Load with ${skillTool}(skill_name="${skill.name}", upstream="${upstreamOf.get(server) ?? server}")`, limits);
+    const search = new ToolSearch(
+      catalogs,
+      (server) => `execute_${server}_code`,
+      (skill, server) =>
+        `Load with ${skillTool}(skill_name="${skill.name}", upstream="${upstreamOf.get(server) ?? server}")`,
+      limits,
+    );
     out.push(
       defineTool({
         name: `search_${router}_tools`,
         description:
           `Search the domain tools and skills of every server behind ${router} (BM25 over names, descriptions and what each tool is for). ` +
-          'Each hit names its server: call tools inside that server\'s execute_<server>_code, read skills with ' +
+          "Each hit names its server: call tools inside that server's execute_<server>_code, read skills with " +
           `${skillTool}. Narrow with category='tools' or 'skills'; an empty query with top=999 lists everything.`,
         input: searchInputSchema,
         annotations: { readOnlyHint: true, openWorldHint: false },
-        handler: (a) => Promise.resolve(search.answer(a, `No tools or skills matched '${a.query}'. Broaden or rephrase the query, or pass an empty string with top=999 to list everything.`)),
+        handler: (a) =>
+          Promise.resolve(
+            search.answer(
+              a,
+              `No tools or skills matched '${a.query}'. Broaden or rephrase the query, or pass an empty string with top=999 to list everything.`,
+            ),
+          ),
       }),
     );
   }
@@ -88,13 +130,20 @@ function loadSkillTool(router: string, pool: UpstreamPool, live: Catalogued[]): 
     name: `load_${router}_skill`,
     description:
       `Load a skill from any server behind ${router}: the full markdown of a tested, step-by-step workflow. ` +
-      "Pass upstream when several servers have a skill of that name (search results show it).",
-    input: z.object({ skill_name: z.string().describe('Exact skill name'), upstream: z.string().default('').describe('Upstream that owns the skill (only to disambiguate)') }),
+      'Pass upstream when several servers have a skill of that name (search results show it).',
+    input: z.object({
+      skill_name: z.string().describe('Exact skill name'),
+      upstream: z.string().default('').describe('Upstream that owns the skill (only to disambiguate)'),
+    }),
     annotations: { readOnlyHint: true, openWorldHint: false },
     handler: async ({ skill_name, upstream }, ctx) => {
       if (upstream) {
         const target = live.find((l) => l.upstream.name === upstream);
-        if (!target) return new ToolFailure({ error: `Unknown upstream '${upstream}'.`, available_upstreams: live.map((l) => l.upstream.name) });
+        if (!target)
+          return new ToolFailure({
+            error: `Unknown upstream '${upstream}'.`,
+            available_upstreams: live.map((l) => l.upstream.name),
+          });
         return load(pool, target, skill_name, ctx.principal, ctx.signal);
       }
       const matches = live.filter((l) => l.catalog.skills.some((s) => s.name === skill_name));
@@ -104,14 +153,32 @@ function loadSkillTool(router: string, pool: UpstreamPool, live: Catalogued[]): 
           matches: matches.map((m) => ({ skill_name, upstream: m.upstream.name })),
         });
       }
-      if (!matches.length) return new ToolFailure({ error: `Skill '${skill_name}' not found.`, available_skills: [...new Set(live.flatMap((l) => l.catalog.skills.map((s) => s.name)))].sort() });
+      if (!matches.length)
+        return new ToolFailure({
+          error: `Skill '${skill_name}' not found.`,
+          available_skills: [...new Set(live.flatMap((l) => l.catalog.skills.map((s) => s.name)))].sort(),
+        });
       return load(pool, matches[0]!, skill_name, ctx.principal, ctx.signal);
     },
   });
 }
 
-async function load(pool: UpstreamPool, target: Catalogued, skill: string, principal: Principal, signal: AbortSignal): Promise<RawToolResult> {
-  return new RawToolResult(await pool.call(target.upstream, principal, `load_${target.catalog.serverName}_skill`, { skill_name: skill }, { signal }));
+async function load(
+  pool: UpstreamPool,
+  target: Catalogued,
+  skill: string,
+  principal: Principal,
+  signal: AbortSignal,
+): Promise<RawToolResult> {
+  return new RawToolResult(
+    await pool.call(
+      target.upstream,
+      principal,
+      `load_${target.catalog.serverName}_skill`,
+      { skill_name: skill },
+      { signal },
+    ),
+  );
 }
 
 function planTool(router: string, graph: StateGraph): ToolDefinition {

@@ -29,12 +29,20 @@ describe('router config', () => {
   });
 
   it("accepts the seed docs' router name science-hub and hyphenated upstream names", () => {
-    const { config } = loadRouterSettings(yamlFile('name: science-hub\nupstreams:\n  - { name: geo-stats, url: http://127.0.0.1:8001 }\n'), {}, {});
+    const { config } = loadRouterSettings(
+      yamlFile('name: science-hub\nupstreams:\n  - { name: geo-stats, url: http://127.0.0.1:8001 }\n'),
+      {},
+      {},
+    );
     expect([config.name, config.upstreams[0]?.name]).toEqual(['science-hub', 'geo-stats']);
   });
 
   it('names misspelt keys inside an upstream and its auth block with the nearest valid names', () => {
-    const problems = problemsOf(yamlFile('name: lab\nupstreams:\n  - name: demo\n    url: http://127.0.0.1:8000\n    expose_tool: null\n    auth: { mode: passthrough, audiense: dev }\nconnectors: { health_interval: 5 }\n'));
+    const problems = problemsOf(
+      yamlFile(
+        'name: lab\nupstreams:\n  - name: demo\n    url: http://127.0.0.1:8000\n    expose_tool: null\n    auth: { mode: passthrough, audiense: dev }\nconnectors: { health_interval: 5 }\n',
+      ),
+    );
     expect(problems).toEqual([
       'upstreams.0.auth.audiense: unknown key; did you mean audience?',
       'upstreams.0.expose_tool: unknown key; did you mean expose_tools?',

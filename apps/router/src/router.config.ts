@@ -5,7 +5,11 @@ import { applyConnectorPort, CONNECTOR_ENV, poolConfigSchema, upstreamSchema } f
 import { SEARCH_ENV, searchConfigSchema } from '@stoa/tools';
 
 /** A cross-server link between states (navigation aid in the unified plan). */
-const bridgeSchema = z.strictObject({ from_state: z.string().min(1), to_state: z.string().min(1), description: z.string().default('') });
+const bridgeSchema = z.strictObject({
+  from_state: z.string().min(1),
+  to_state: z.string().min(1),
+  description: z.string().default(''),
+});
 
 /** The router's YAML (reference RouterConfig, §8.1) plus auth, listener and pool settings. */
 export const routerConfigSchema = z.strictObject({
@@ -13,7 +17,9 @@ export const routerConfigSchema = z.strictObject({
   description: z.string().default(''),
   server: serverConfigSchema,
   auth: authConfigSchema,
-  upstreams: z.array(upstreamSchema).min(1, 'a router needs at least one upstream (upstreams: in YAML or UPSTREAM_<NAME>_URL)'),
+  upstreams: z
+    .array(upstreamSchema)
+    .min(1, 'a router needs at least one upstream (upstreams: in YAML or UPSTREAM_<NAME>_URL)'),
   bridges: z.array(bridgeSchema).default([]),
   connectors: poolConfigSchema,
   /** Bounds of search_{name}_tools queries. */
@@ -34,7 +40,8 @@ function applyConnectorEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv)
     const m = /^UPSTREAM_(.+)_URL$/.exec(key);
     if (!m) continue;
     const name = (m[1] as string).toLowerCase();
-    if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(m[1] as string)) problems.push(`${key}: <NAME> must match [A-Za-z][A-Za-z0-9_]*`);
+    if (!/^[A-Za-z][A-Za-z0-9_]*$/.test(m[1] as string))
+      problems.push(`${key}: <NAME> must match [A-Za-z][A-Za-z0-9_]*`);
     else if (!value) problems.push(`${key}: empty URL`);
     else if (fromEnv.has(name)) problems.push(`${key}: duplicate upstream name '${name}' after lowercasing`);
     else fromEnv.set(name, value);
@@ -58,8 +65,19 @@ export interface RouterSettings {
 }
 
 /** Loads the router YAML (+ env + CLI overrides); every problem is reported at once. */
-export function loadRouterSettings(file: string | undefined, overrides: Record<string, unknown>, env: NodeJS.ProcessEnv): RouterSettings {
-  const { config, baseDir } = loadConfig({ schema: routerConfigSchema, file, env, envMap: ENV_MAP, overrides, prepare: applyConnectorEnv });
+export function loadRouterSettings(
+  file: string | undefined,
+  overrides: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+): RouterSettings {
+  const { config, baseDir } = loadConfig({
+    schema: routerConfigSchema,
+    file,
+    env,
+    envMap: ENV_MAP,
+    overrides,
+    prepare: applyConnectorEnv,
+  });
   const names = new Set<string>();
   for (const u of config.upstreams) {
     if (names.has(u.name)) throw new ConfigError(file ?? '(environment)', [`upstreams: duplicate name '${u.name}'`]);

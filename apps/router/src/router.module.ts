@@ -16,11 +16,21 @@ export class RouterModule {
   static forRoot(s: RouterSettings): DynamicModule {
     return {
       module: RouterModule,
-      imports: [LoggingModule.forRoot('stoa-router'), AuthModule.forRoot({ auth: s.config.auth, publicBaseUrl: s.config.server.public_url, adminTokenFile: `data/router-${s.config.server.port}.admin-token` })],
+      imports: [
+        LoggingModule.forRoot('stoa-router'),
+        AuthModule.forRoot({
+          auth: s.config.auth,
+          publicBaseUrl: s.config.server.public_url,
+          adminTokenFile: `data/router-${s.config.server.port}.admin-token`,
+        }),
+      ],
       controllers: [HealthController, McpController, CatalogController, AdminUpstreamsController],
       providers: [
         { provide: ROUTER_SETTINGS, useValue: s },
-        { provide: UpstreamPool, useFactory: () => createUpstreamPool(s.config.upstreams, s.config.connectors, s.config.auth) },
+        {
+          provide: UpstreamPool,
+          useFactory: () => createUpstreamPool(s.config.upstreams, s.config.connectors, s.config.auth),
+        },
         PoolLifecycle,
         RouterMcpService,
       ],

@@ -26,8 +26,13 @@ describe('router in front of a 2025-era-only MCP server', () => {
     let transport = typeof sid === 'string' ? transports.get(sid) : undefined;
     if (!transport) {
       const server = new McpServer({ name: 'oldie', version: '1.0.0' });
-      server.registerTool('oldie_whoami', { description: 'The upstream MCP session this call arrived on' }, (ctx) => ({ content: [{ type: 'text', text: String(ctx.sessionId) }] }));
-      const created = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (id) => void transports.set(id, created) });
+      server.registerTool('oldie_whoami', { description: 'The upstream MCP session this call arrived on' }, (ctx) => ({
+        content: [{ type: 'text', text: String(ctx.sessionId) }],
+      }));
+      const created = new NodeStreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (id) => void transports.set(id, created),
+      });
       await server.connect((transport = created));
     }
     await transport.handleRequest(req, res);
@@ -47,7 +52,9 @@ describe('router in front of a 2025-era-only MCP server', () => {
   });
 
   it('proxies its tools to modern clients, one upstream session per caller', async () => {
-    const health = (await (await fetch(`${router.url}/admin/v1/upstreams`, { headers: ADMIN })).json()) as { upstreams: { state: string; era: string; tools: number }[] };
+    const health = (await (await fetch(`${router.url}/admin/v1/upstreams`, { headers: ADMIN })).json()) as {
+      upstreams: { state: string; era: string; tools: number }[];
+    };
     expect(health.upstreams[0]).toMatchObject({ state: 'healthy', era: 'legacy', tools: 1 });
     const alice = await v2Client(router.mcpUrl, 'auto', devToken('alice'));
     const bob = await v2Client(router.mcpUrl, 'auto', devToken('bob'));

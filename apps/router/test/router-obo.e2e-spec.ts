@@ -18,7 +18,13 @@ describe('router with Entra auth and on-behalf-of upstream credentials', () => {
     idp = await TestOidcIssuer.start();
     idp.registerClient(idp.clientId, 'router-secret');
     const trust = { NODE_EXTRA_CA_CERTS: idp.caFile };
-    executor = await startExecutor({ config: { auth: { tenant_id: idp.tenant, client_id: upstreamApp, authority: idp.authority }, sessions: { warm_pool: 1 } }, env: trust });
+    executor = await startExecutor({
+      config: {
+        auth: { tenant_id: idp.tenant, client_id: upstreamApp, authority: idp.authority },
+        sessions: { warm_pool: 1 },
+      },
+      env: trust,
+    });
     router = await startRouter(
       {
         auth: { tenant_id: idp.tenant, client_id: idp.clientId, authority: idp.authority },
@@ -26,7 +32,14 @@ describe('router with Entra auth and on-behalf-of upstream credentials', () => {
           {
             name: 'demo',
             url: executor.url,
-            auth: { mode: 'obo', audience: `api://${upstreamApp}`, tenant_id: idp.tenant, client_id: idp.clientId, client_secret_env: 'ROUTER_UPSTREAM_SECRET', authority: idp.authority },
+            auth: {
+              mode: 'obo',
+              audience: `api://${upstreamApp}`,
+              tenant_id: idp.tenant,
+              client_id: idp.clientId,
+              client_secret_env: 'ROUTER_UPSTREAM_SECRET',
+              authority: idp.authority,
+            },
           },
         ],
       },
@@ -53,7 +66,15 @@ describe('router with Entra auth and on-behalf-of upstream credentials', () => {
       await c.close();
     }
     // The caller's own token is not accepted by the upstream (different audience): passthrough would have failed.
-    const direct = await fetch(executor.mcpUrl, { method: 'POST', headers: { authorization: `Bearer ${user}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    const direct = await fetch(executor.mcpUrl, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${user}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: '{}',
+    });
     expect(direct.status).toBe(401);
   });
 

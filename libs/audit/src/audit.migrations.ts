@@ -26,7 +26,10 @@ export class CreateAudit1764900000000 implements MigrationInterface {
       }),
     );
     await q.createIndex('audit_records', new TableIndex({ name: 'idx_audit_at', columnNames: ['at'] }));
-    await q.createIndex('audit_records', new TableIndex({ name: 'idx_audit_principal_at', columnNames: ['principal', 'at'] }));
+    await q.createIndex(
+      'audit_records',
+      new TableIndex({ name: 'idx_audit_principal_at', columnNames: ['principal', 'at'] }),
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -54,7 +54,9 @@ export class AuditService implements OnModuleInit, OnApplicationShutdown {
       codeSha256: e.code === undefined ? null : createHash('sha256').update(e.code).digest('hex'),
       code: e.code !== undefined && this.config.store_code ? e.code : null,
     });
-    const write = this.repo.insert(row).catch((err: Error) => this.logger.error({ err: err.message, tool: e.tool }, 'audit write failed'));
+    const write = this.repo
+      .insert(row)
+      .catch((err: Error) => this.logger.error({ err: err.message, tool: e.tool }, 'audit write failed'));
     this.pending.add(write);
     void write.finally(() => this.pending.delete(write));
   }
@@ -66,7 +68,8 @@ export class AuditService implements OnModuleInit, OnApplicationShutdown {
 
   /** Newest first, `limit` per page; `next_cursor` continues (keyset paging on time and id). */
   async list(f: AuditFilter): Promise<{ records: AuditRecord[]; next_cursor: string | null }> {
-    if (!(Number.isInteger(f.limit) && f.limit >= 1 && f.limit <= 1000)) throw new InvalidInputError('limit must be between 1 and 1000.');
+    if (!(Number.isInteger(f.limit) && f.limit >= 1 && f.limit <= 1000))
+      throw new InvalidInputError('limit must be between 1 and 1000.');
     const qb = this.repo.createQueryBuilder('a');
     if (f.principal) qb.andWhere('a.principal = :principal', { principal: f.principal });
     if (f.tool) qb.andWhere('a.tool = :tool', { tool: f.tool });
@@ -77,13 +80,21 @@ export class AuditService implements OnModuleInit, OnApplicationShutdown {
     if (f.until !== undefined) qb.andWhere('a.at < :until', { until: epochBound('until', f.until) });
     if (f.cursor) {
       const [at, id] = Buffer.from(f.cursor, 'base64url').toString('utf8').split('|');
-      if (!at || !id || !/^\d{1,15}$/.test(at)) throw new InvalidInputError('cursor is not one this server issued; start again without it.');
+      if (!at || !id || !/^\d{1,15}$/.test(at))
+        throw new InvalidInputError('cursor is not one this server issued; start again without it.');
       qb.andWhere('(a.at < :cat OR (a.at = :cat AND a.id < :cid))', { cat: Number(at), cid: id });
     }
-    const rows = await qb.orderBy('a.at', 'DESC').addOrderBy('a.id', 'DESC').limit(f.limit + 1).getMany();
+    const rows = await qb
+      .orderBy('a.at', 'DESC')
+      .addOrderBy('a.id', 'DESC')
+      .limit(f.limit + 1)
+      .getMany();
     const records = rows.slice(0, f.limit);
     const last = records[records.length - 1];
-    return { records: records.map(view), next_cursor: rows.length > f.limit && last ? Buffer.from(`${last.at}|${last.id}`).toString('base64url') : null };
+    return {
+      records: records.map(view),
+      next_cursor: rows.length > f.limit && last ? Buffer.from(`${last.at}|${last.id}`).toString('base64url') : null,
+    };
   }
 
   /** Deletes records past the retention period; returns how many. */

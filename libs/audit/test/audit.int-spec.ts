@@ -4,7 +4,16 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { getRepositoryToken } from '@nestjs/typeorm';
 import { DataSource, type Repository } from 'typeorm';
 import { afterAll, afterEach, beforeAll, describe, expect, it, type MockInstance, vi } from 'vitest';
-import { AUDIT_MIGRATIONS, AuditModule, AuditOutcome, AuditService, auditConfigSchema, type AuditConfig, type AuditEvent, type AuditRecord } from '@stoa/audit';
+import {
+  AUDIT_MIGRATIONS,
+  AuditModule,
+  AuditOutcome,
+  AuditService,
+  auditConfigSchema,
+  type AuditConfig,
+  type AuditEvent,
+  type AuditRecord,
+} from '@stoa/audit';
 import { AuditEntity } from '../src/audit.entity';
 import { InvalidInputError } from '@stoa/core';
 import { PersistenceModule } from '@stoa/persistence';
@@ -20,7 +29,11 @@ const FUTURE = Date.UTC(2090, 0, 1);
 async function boot(db: DbTarget, config: AuditConfig): Promise<TestingModule> {
   const mod = await Test.createTestingModule({
     imports: [
-      PersistenceModule.forRoot({ database: db.database, defaultSqlitePath: db.defaultSqlitePath, migrations: [...AUDIT_MIGRATIONS] }),
+      PersistenceModule.forRoot({
+        database: db.database,
+        defaultSqlitePath: db.defaultSqlitePath,
+        migrations: [...AUDIT_MIGRATIONS],
+      }),
       AuditModule.forRoot(config),
     ],
   }).compile();
@@ -29,7 +42,17 @@ async function boot(db: DbTarget, config: AuditConfig): Promise<TestingModule> {
 }
 
 function event(over: Partial<AuditEvent> = {}): AuditEvent {
-  return { principal: 'alice@t', tool: 'github.search', upstream: 'github', outcome: AuditOutcome.ok, decision: 'allowed', durationMs: 12, bytesIn: 10, bytesOut: 20, ...over };
+  return {
+    principal: 'alice@t',
+    tool: 'github.search',
+    upstream: 'github',
+    outcome: AuditOutcome.ok,
+    decision: 'allowed',
+    durationMs: 12,
+    bytesIn: 10,
+    bytesOut: 20,
+    ...over,
+  };
 }
 
 /** record() with the clock read as `at` (the service stamps rows with Date.now()). */
@@ -74,14 +97,45 @@ describe.each(targets)('audit log on %s', (kind) => {
   it('records calls and lists them newest first with every field; code is kept only as its sha256 by default', async () => {
     const t = FUTURE;
     const code = 'import os\nprint(os.getcwd())\n';
-    recordAt(audit, t, event({ principal: 'fields@t', tool: 'execute', upstream: 'executor', sessionId: 's-fields', code, durationMs: 41.6, bytesIn: 123, bytesOut: 4567 }));
-    recordAt(audit, t + 1, event({ principal: 'fields@t', outcome: AuditOutcome.denied, decision: 'rule deny-github' }));
-    recordAt(audit, t + 2, event({ principal: 'fields@t', tool: 'jira.get', upstream: 'jira', outcome: AuditOutcome.upstreamError, sessionId: null }));
+    recordAt(
+      audit,
+      t,
+      event({
+        principal: 'fields@t',
+        tool: 'execute',
+        upstream: 'executor',
+        sessionId: 's-fields',
+        code,
+        durationMs: 41.6,
+        bytesIn: 123,
+        bytesOut: 4567,
+      }),
+    );
+    recordAt(
+      audit,
+      t + 1,
+      event({ principal: 'fields@t', outcome: AuditOutcome.denied, decision: 'rule deny-github' }),
+    );
+    recordAt(
+      audit,
+      t + 2,
+      event({
+        principal: 'fields@t',
+        tool: 'jira.get',
+        upstream: 'jira',
+        outcome: AuditOutcome.upstreamError,
+        sessionId: null,
+      }),
+    );
     await audit.flush();
 
     const { records, next_cursor } = await audit.list({ principal: 'fields@t', limit: 10 });
     expect(next_cursor).toBeNull();
-    expect(records.map((r) => r.at)).toEqual([new Date(t + 2).toISOString(), new Date(t + 1).toISOString(), new Date(t).toISOString()]);
+    expect(records.map((r) => r.at)).toEqual([
+      new Date(t + 2).toISOString(),
+      new Date(t + 1).toISOString(),
+      new Date(t).toISOString(),
+    ]);
     expect(records.map((r) => r.tool)).toEqual(['jira.get', 'github.search', 'execute']);
     expect(new Set(records.map((r) => r.id)).size).toBe(3);
     for (const r of records) expect(r.id).toMatch(/^a-[0-9a-z]+-[\w-]+$/);
@@ -100,8 +154,20 @@ describe.each(targets)('audit log on %s', (kind) => {
       code_sha256: sha256(code),
       code: null,
     });
-    expect(records[1]).toMatchObject({ outcome: 'denied', decision: 'rule deny-github', session_id: null, code_sha256: null, code: null });
-    expect(records[0]).toMatchObject({ upstream: 'jira', outcome: 'upstream_error', session_id: null, code_sha256: null, code: null });
+    expect(records[1]).toMatchObject({
+      outcome: 'denied',
+      decision: 'rule deny-github',
+      session_id: null,
+      code_sha256: null,
+      code: null,
+    });
+    expect(records[0]).toMatchObject({
+      upstream: 'jira',
+      outcome: 'upstream_error',
+      session_id: null,
+      code_sha256: null,
+      code: null,
+    });
     // numbers come back as numbers on both databases (bigint `at` included)
     const [row] = await repo.find({ where: { id: records[2]?.id } });
     expect(row).toMatchObject({ at: t, durationMs: 42, bytesIn: 123, bytesOut: 4567 });
@@ -129,14 +195,24 @@ describe.each(targets)('audit log on %s', (kind) => {
     const t = FUTURE + 1000;
     const rows: [number, Partial<AuditEvent>][] = [
       [t, { principal: 'filter-a@t', tool: 'filter.search', outcome: AuditOutcome.ok, sessionId: 's-filter-1' }],
-      [t + 1, { principal: 'filter-b@t', tool: 'filter.search', outcome: AuditOutcome.denied, sessionId: 's-filter-1' }],
-      [t + 2, { principal: 'filter-a@t', tool: 'filter.get', outcome: AuditOutcome.toolError, sessionId: 's-filter-2' }],
+      [
+        t + 1,
+        { principal: 'filter-b@t', tool: 'filter.search', outcome: AuditOutcome.denied, sessionId: 's-filter-1' },
+      ],
+      [
+        t + 2,
+        { principal: 'filter-a@t', tool: 'filter.get', outcome: AuditOutcome.toolError, sessionId: 's-filter-2' },
+      ],
       [t + 3, { principal: 'filter-a@t', tool: 'filter.search', outcome: AuditOutcome.denied, sessionId: null }],
-      [t + 4, { principal: 'filter-b@t', tool: 'filter.get', outcome: AuditOutcome.rateLimited, sessionId: 's-filter-2' }],
+      [
+        t + 4,
+        { principal: 'filter-b@t', tool: 'filter.get', outcome: AuditOutcome.rateLimited, sessionId: 's-filter-2' },
+      ],
     ];
     for (const [at, over] of rows) recordAt(audit, at, event(over));
     await audit.flush();
-    const offsets = async (f: Omit<Parameters<AuditService['list']>[0], 'limit'>) => (await audit.list({ ...f, limit: 100 })).records.map((r) => Date.parse(r.at) - t);
+    const offsets = async (f: Omit<Parameters<AuditService['list']>[0], 'limit'>) =>
+      (await audit.list({ ...f, limit: 100 })).records.map((r) => Date.parse(r.at) - t);
 
     expect(await offsets({ principal: 'filter-a@t' })).toEqual([3, 2, 0]);
     expect(await offsets({ principal: 'filter-b@t' })).toEqual([4, 1]);
@@ -186,16 +262,31 @@ describe.each(targets)('audit log on %s', (kind) => {
     const ats = all.map((r) => Date.parse(r.at));
     expect(ats).toEqual([...ats].sort((a, b) => b - a));
     // the same order as one big page
-    expect(all.map((r) => r.id)).toEqual((await audit.list({ principal: 'pager@t', limit: 1000 })).records.map((r) => r.id));
+    expect(all.map((r) => r.id)).toEqual(
+      (await audit.list({ principal: 'pager@t', limit: 1000 })).records.map((r) => r.id),
+    );
     // an exactly full last page has no cursor
-    const five = await audit.list({ principal: 'pager@t', limit: 5, cursor: Buffer.from(`${ats[19]}|${all[19]?.id}`).toString('base64url') });
+    const five = await audit.list({
+      principal: 'pager@t',
+      limit: 5,
+      cursor: Buffer.from(`${ats[19]}|${all[19]?.id}`).toString('base64url'),
+    });
     expect(five.records.map((r) => r.id)).toEqual(all.slice(20).map((r) => r.id));
     expect(five.next_cursor).toBeNull();
   });
 
   it('refuses a cursor it did not issue, with a message saying what to do', async () => {
     // tampered cursors with a time PostgreSQL would refuse (fraction, beyond bigint) are refused the same way on both databases
-    const forged = ['soon|a-1', '1700000000000', '|a-1', '1.5|a-1', '1e20|a-1', '99999999999999999999|a-1', ' |a-1', '0x10|a-1'];
+    const forged = [
+      'soon|a-1',
+      '1700000000000',
+      '|a-1',
+      '1.5|a-1',
+      '1e20|a-1',
+      '99999999999999999999|a-1',
+      ' |a-1',
+      '0x10|a-1',
+    ];
     for (const cursor of ['not-a-cursor', ...forged.map((c) => Buffer.from(c).toString('base64url'))]) {
       const err = await audit.list({ limit: 10, cursor }).catch((e: unknown) => e);
       expect(err, cursor).toBeInstanceOf(InvalidInputError);
@@ -232,7 +323,13 @@ describe.each(targets)('audit log on %s', (kind) => {
         codeSha256: null,
         code: null,
       });
-    await repo.insert([old('a-old-400d', now - 400 * DAY), old('a-old-31d', now - 31 * DAY), old('a-old-cutoff-1ms', cutoff - 1), old('a-at-cutoff', cutoff), old('a-old-29d', now - 29 * DAY)]);
+    await repo.insert([
+      old('a-old-400d', now - 400 * DAY),
+      old('a-old-31d', now - 31 * DAY),
+      old('a-old-cutoff-1ms', cutoff - 1),
+      old('a-at-cutoff', cutoff),
+      old('a-old-29d', now - 29 * DAY),
+    ]);
     recordAt(audit, now, event({ principal: 'retention@t', tool: 'new.tool' }));
     await audit.flush();
 

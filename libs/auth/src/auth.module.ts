@@ -24,16 +24,30 @@ export interface AuthModuleOptions {
 export class AuthModule {
   static forRoot(opts: AuthModuleOptions): DynamicModule {
     const { auth } = opts;
-    const admin = auth.mode === 'noop' ? noopAdminToken(auth.admin_token, resolve(auth.admin_token_file ?? opts.adminTokenFile)) : undefined;
+    const admin =
+      auth.mode === 'noop'
+        ? noopAdminToken(auth.admin_token, resolve(auth.admin_token_file ?? opts.adminTokenFile))
+        : undefined;
     return {
       module: AuthModule,
       global: true,
       imports: [PassportModule],
       controllers: [WellKnownController],
       providers: [
-        { provide: AUTH_SETTINGS, useValue: { mode: auth.mode, adminRole: auth.admin_role, adminToken: admin?.token, adminTokenFile: admin?.file } },
+        {
+          provide: AUTH_SETTINGS,
+          useValue: {
+            mode: auth.mode,
+            adminRole: auth.admin_role,
+            adminToken: admin?.token,
+            adminTokenFile: admin?.file,
+          },
+        },
         { provide: PROTECTED_RESOURCE_SETTINGS, useValue: { auth, publicBaseUrl: opts.publicBaseUrl } },
-        { provide: ENTRA_VERIFIER, useValue: auth.mode === 'entra' ? new EntraTokenVerifier(entraSettings(auth)) : undefined },
+        {
+          provide: ENTRA_VERIFIER,
+          useValue: auth.mode === 'entra' ? new EntraTokenVerifier(entraSettings(auth)) : undefined,
+        },
         EntraStrategy,
         EntraAuthGuard,
         PrincipalResolver,
@@ -44,7 +58,9 @@ export class AuthModule {
           provide: 'STOA_AUTH_MODE_NOTICE',
           useFactory: () => {
             if (auth.mode !== 'noop') return auth.mode;
-            const where = admin?.file ? `the token in ${admin.file} (readable only by this user)` : 'the configured auth.admin_token (STOA_ADMIN_TOKEN)';
+            const where = admin?.file
+              ? `the token in ${admin.file} (readable only by this user)`
+              : 'the configured auth.admin_token (STOA_ADMIN_TOKEN)';
             new Logger('Auth').warn(
               { adminTokenFile: admin?.file },
               `AUTHENTICATION IS OFF (no-op development mode): callers are NOT verified and choose their own identity. The admin API (/admin/v1) needs the header X-Stoa-Admin-Token: ${where}.`,

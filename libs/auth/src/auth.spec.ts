@@ -10,12 +10,17 @@ describe('no-op auth principal (reference §7.3)', () => {
   });
   it('uses oid (else sub) and tid (else the issuer tenant) of an unverified JWT', () => {
     expect(noopPrincipal(`Bearer ${jwt({ oid: 'o1', tid: 't1' })}`).id).toBe('o1@t1');
-    expect(noopPrincipal(`Bearer ${jwt({ sub: 's1', iss: 'https://login.microsoftonline.com/ten/v2.0' })}`).id).toBe('s1@ten');
+    expect(noopPrincipal(`Bearer ${jwt({ sub: 's1', iss: 'https://login.microsoftonline.com/ten/v2.0' })}`).id).toBe(
+      's1@ten',
+    );
     expect(noopPrincipal(`Bearer ${jwt({ sub: 's1', iss: 'https://sts.windows.net/ten2/' })}`).id).toBe('s1@ten2');
     expect(noopPrincipal(`Bearer ${jwt({ sub: 's1' })}`).id).toBe('s1@default');
   });
   it('turns a principal back into an unsigned JWT that resolves to the same principal', () => {
-    for (const p of [noopPrincipal(undefined), noopPrincipal(`Bearer ${jwt({ sub: 'a@b.example', tid: 't', roles: ['R'], scp: 'x y', name: 'A' })}`)]) {
+    for (const p of [
+      noopPrincipal(undefined),
+      noopPrincipal(`Bearer ${jwt({ sub: 'a@b.example', tid: 't', roles: ['R'], scp: 'x y', name: 'A' })}`),
+    ]) {
       const again = noopPrincipal(`Bearer ${noopToken(p)}`);
       expect({ ...again, token: undefined }).toEqual({ ...p, token: undefined });
     }

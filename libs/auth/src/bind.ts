@@ -19,7 +19,10 @@ export function unauthenticatedRemoteRefusal(host: string): string | undefined {
 }
 
 /** Refuses the start when no-op auth would listen beyond loopback without the acknowledgement. */
-export function refuseOpenNoopBind(config: { server: { host: string; allow_unauthenticated_remote: boolean }; auth: { mode: string } }): void {
+export function refuseOpenNoopBind(config: {
+  server: { host: string; allow_unauthenticated_remote: boolean };
+  auth: { mode: string };
+}): void {
   if (config.auth.mode !== 'noop' || config.server.allow_unauthenticated_remote) return;
   const refusal = unauthenticatedRemoteRefusal(config.server.host);
   if (refusal) throw new StartupRefusedError(refusal);

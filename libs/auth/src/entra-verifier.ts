@@ -43,9 +43,16 @@ export class EntraTokenVerifier {
     try {
       alg = decodeProtectedHeader(token).alg;
     } catch {
-      throw new UnauthenticatedError('Token is not a valid JWT. Send an Entra ID access token as "Authorization: Bearer <token>".', true);
+      throw new UnauthenticatedError(
+        'Token is not a valid JWT. Send an Entra ID access token as "Authorization: Bearer <token>".',
+        true,
+      );
     }
-    if (alg !== 'RS256') throw new UnauthenticatedError(`Token algorithm '${String(alg)}' is not accepted; only RS256-signed Entra ID tokens are.`, true);
+    if (alg !== 'RS256')
+      throw new UnauthenticatedError(
+        `Token algorithm '${String(alg)}' is not accepted; only RS256-signed Entra ID tokens are.`,
+        true,
+      );
     const jwks = await this.keys();
     let payload: JWTPayload;
     try {
@@ -79,40 +86,69 @@ export class EntraTokenVerifier {
     } catch (err) {
       throw idpDown(`the OIDC metadata at ${this.s.metadataUrl}`, err);
     }
-    if (typeof jwksUri !== 'string') throw idpDown(`the OIDC metadata at ${this.s.metadataUrl}`, new Error('no jwks_uri'));
+    if (typeof jwksUri !== 'string')
+      throw idpDown(`the OIDC metadata at ${this.s.metadataUrl}`, new Error('no jwks_uri'));
     this.logger.log({ jwksUri }, 'Entra signing keys located');
-    return createRemoteJWKSet(new URL(jwksUri), { cooldownDuration: this.s.cooldownMs, cacheMaxAge: this.s.cacheMaxAgeMs, timeoutDuration: 5000 });
+    return createRemoteJWKSet(new URL(jwksUri), {
+      cooldownDuration: this.s.cooldownMs,
+      cacheMaxAge: this.s.cacheMaxAgeMs,
+      timeoutDuration: 5000,
+    });
   }
 
   private translate(err: unknown): Error {
-    if (err instanceof errors.JWTExpired) return new UnauthenticatedError('Token is expired. Get a new access token and retry.', true);
+    if (err instanceof errors.JWTExpired)
+      return new UnauthenticatedError('Token is expired. Get a new access token and retry.', true);
     if (err instanceof errors.JWTClaimValidationFailed) {
-      if (err.claim === 'aud') return new UnauthenticatedError(`Token has invalid audience; this server accepts ${this.s.audiences.join(' or ')}.`, true);
-      if (err.claim === 'iss') return new UnauthenticatedError('Token has invalid issuer; it was not issued by this server\'s Entra tenant.', true);
+      if (err.claim === 'aud')
+        return new UnauthenticatedError(
+          `Token has invalid audience; this server accepts ${this.s.audiences.join(' or ')}.`,
+          true,
+        );
+      if (err.claim === 'iss')
+        return new UnauthenticatedError(
+          "Token has invalid issuer; it was not issued by this server's Entra tenant.",
+          true,
+        );
       return new UnauthenticatedError(`Token claim '${err.claim}' is invalid: ${err.message}.`, true);
     }
-    if (err instanceof errors.JWKSNoMatchingKey) return new UnauthenticatedError('Token is signed with an unknown key (kid). Get a new access token from the tenant.', true);
-    if (err instanceof errors.JWSSignatureVerificationFailed) return new UnauthenticatedError('Token signature is invalid.', true);
-    if (err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid || isNetworkError(err)) return idpDown('the signing keys (JWKS)', err);
-    if (err instanceof errors.JOSEError) return new UnauthenticatedError(`Token validation failed: ${err.message}.`, true);
+    if (err instanceof errors.JWKSNoMatchingKey)
+      return new UnauthenticatedError(
+        'Token is signed with an unknown key (kid). Get a new access token from the tenant.',
+        true,
+      );
+    if (err instanceof errors.JWSSignatureVerificationFailed)
+      return new UnauthenticatedError('Token signature is invalid.', true);
+    if (err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid || isNetworkError(err))
+      return idpDown('the signing keys (JWKS)', err);
+    if (err instanceof errors.JOSEError)
+      return new UnauthenticatedError(`Token validation failed: ${err.message}.`, true);
     return idpDown('the signing keys (JWKS)', err);
   }
 }
 
 function isNetworkError(err: unknown): boolean {
-  return err instanceof TypeError || (err instanceof Error && /fetch failed|ECONNREFUSED|ENOTFOUND|ETIMEDOUT|Expected 200/.test(err.message));
+  return (
+    err instanceof TypeError ||
+    (err instanceof Error && /fetch failed|ECONNREFUSED|ENOTFOUND|ETIMEDOUT|Expected 200/.test(err.message))
+  );
 }
 
 function idpDown(what: string, err: unknown): UnavailableError {
   const detail = err instanceof Error ? ((err.cause as Error | undefined)?.message ?? err.message) : String(err);
-  return new UnavailableError(`Cannot reach the identity provider to fetch ${what} (${detail}); the token could not be checked. Retry in a moment.`, {}, { cause: err });
+  return new UnavailableError(
+    `Cannot reach the identity provider to fetch ${what} (${detail}); the token could not be checked. Retry in a moment.`,
+    {},
+    { cause: err },
+  );
 }
 
 function toPrincipal(claims: JWTPayload, token: string): Principal {
   const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
   const user = str(claims.oid) ?? str(claims.sub);
   const tenant = str(claims.tid);
-  if (!user || !tenant) throw new UnauthenticatedError('Token missing required user identity claims (oid or sub, and tid).', true);
+  if (!user || !tenant)
+    throw new UnauthenticatedError('Token missing required user identity claims (oid or sub, and tid).', true);
   const roles = Array.isArray(claims.roles) ? claims.roles.filter((r): r is string => typeof r === 'string') : [];
   return {
     id: `${user}@${tenant}`,

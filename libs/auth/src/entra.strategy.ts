@@ -25,13 +25,16 @@ class HeaderBearerStrategy extends Strategy {
     const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!match?.[1]) {
       const failure: AuthFailure = {
-        message: header ? 'Authorization header is not a Bearer token. Send "Authorization: Bearer <Entra ID access token>".' : 'Missing Authorization header. Send "Authorization: Bearer <Entra ID access token>".',
+        message: header
+          ? 'Authorization header is not a Bearer token. Send "Authorization: Bearer <Entra ID access token>".'
+          : 'Missing Authorization header. Send "Authorization: Bearer <Entra ID access token>".',
         tokenSent: Boolean(header),
       };
       return this.fail(failure, 401);
     }
     this.verifyToken(match[1], (err, user) => {
-      if (err instanceof UnauthenticatedError) return this.fail({ message: err.message, tokenSent: true } satisfies AuthFailure, 401);
+      if (err instanceof UnauthenticatedError)
+        return this.fail({ message: err.message, tokenSent: true } satisfies AuthFailure, 401);
       if (err) return this.error(err as Error);
       if (!user) return this.fail({ message: 'Token rejected.', tokenSent: true } satisfies AuthFailure, 401);
       this.success(user);

@@ -32,7 +32,10 @@ export async function createHttpApp(module: DynamicModule, opts: HttpAppOptions)
 
 /** The OpenAPI document of an app's admin API. */
 export function adminApiDocument(app: NestExpressApplication, title: string): OpenAPIObject {
-  return SwaggerModule.createDocument(app, new DocumentBuilder().setTitle(title).setVersion('v1').addBearerAuth().build());
+  return SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder().setTitle(title).setVersion('v1').addBearerAuth().build(),
+  );
 }
 
 /** Serves the admin API's OpenAPI document at `/admin/docs` (JSON at `/admin/docs/json`). */

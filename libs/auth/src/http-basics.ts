@@ -16,7 +16,6 @@ export interface HttpBasicsOptions {
   maxJsonDepth?: number;
 }
 
-
 /** Hardening before any route runs: Host/Origin checks (DNS rebinding), security headers on /admin, JSON bodies with a clear 413. */
 export function installHttpBasics(app: NestExpressApplication, opts: HttpBasicsOptions): void {
   app.disable('x-powered-by');
@@ -25,12 +24,18 @@ export function installHttpBasics(app: NestExpressApplication, opts: HttpBasicsO
     if (!allowed) return next();
     const host = hostname(req.headers.host ?? '');
     if (!allowed.has(host)) {
-      res.status(403).json({ error: 'forbidden_host', error_description: `Host '${req.headers.host ?? ''}' is not allowed (DNS-rebinding protection). Add it to server.allowed_hosts if this server is meant to be reached by that name.` });
+      res.status(403).json({
+        error: 'forbidden_host',
+        error_description: `Host '${req.headers.host ?? ''}' is not allowed (DNS-rebinding protection). Add it to server.allowed_hosts if this server is meant to be reached by that name.`,
+      });
       return;
     }
     const origin = req.headers.origin;
     if (origin && origin !== 'null' && !allowed.has(originHost(origin))) {
-      res.status(403).json({ error: 'forbidden_origin', error_description: `Origin '${origin}' is not allowed. Browsers may only call this server from its own allowed hosts (server.allowed_hosts).` });
+      res.status(403).json({
+        error: 'forbidden_origin',
+        error_description: `Origin '${origin}' is not allowed. Browsers may only call this server from its own allowed hosts (server.allowed_hosts).`,
+      });
       return;
     }
     next();
@@ -71,12 +76,21 @@ function refuseBody(req: Request, res: Response, e: BodyError, maxBodyBytes: num
   const mcp = req.path === '/mcp';
   if (e.status === 413) {
     const description = `Request body too large: the limit is ${Math.round(maxBodyBytes / 1048576)} MiB. Send less data per call (store large inputs in files or variables), or raise server.max_body_mb.`;
-    res.status(413).json(mcp ? rpcError(-32600, description) : { error: 'payload_too_large', error_description: description });
+    res
+      .status(413)
+      .json(mcp ? rpcError(-32600, description) : { error: 'payload_too_large', error_description: description });
     return;
   }
-  const reason = e.type === 'entity.too.deep' ? `${e.message} (the limit is a safeguard; flatten the data or pass it as a string)` : (e.message ?? 'unreadable JSON');
+  const reason =
+    e.type === 'entity.too.deep'
+      ? `${e.message} (the limit is a safeguard; flatten the data or pass it as a string)`
+      : (e.message ?? 'unreadable JSON');
   const description = `Invalid request body: ${reason}. Send a JSON-RPC message as application/json.`;
-  res.status(e.status && e.status < 500 ? e.status : 400).json(mcp ? rpcError(-32700, `Parse error: ${description}`) : { error: 'invalid_body', error_description: description });
+  res
+    .status(e.status && e.status < 500 ? e.status : 400)
+    .json(
+      mcp ? rpcError(-32700, `Parse error: ${description}`) : { error: 'invalid_body', error_description: description },
+    );
 }
 
 function rpcError(code: number, message: string): Record<string, unknown> {

@@ -41,10 +41,16 @@ export class HttpErrorFilter implements ExceptionFilter {
     }
     if (err instanceof HttpException) {
       const status = err.getStatus();
-      res.status(status).json({ error: status === 404 ? 'not_found' : 'http_error', error_description: status === 404 ? `No route for ${req.method} ${req.path}.` : err.message });
+      res.status(status).json({
+        error: status === 404 ? 'not_found' : 'http_error',
+        error_description: status === 404 ? `No route for ${req.method} ${req.path}.` : err.message,
+      });
       return;
     }
     this.logger.error({ err: err instanceof Error ? err.stack : String(err), requestId: req.id }, 'unhandled error');
-    res.status(500).json({ error: 'internal_error', error_description: `Internal server error (request id ${req.id ?? 'unknown'}). It was logged; retry, and report it if it persists.` });
+    res.status(500).json({
+      error: 'internal_error',
+      error_description: `Internal server error (request id ${req.id ?? 'unknown'}). It was logged; retry, and report it if it persists.`,
+    });
   }
 }

@@ -12,7 +12,9 @@ export function noopPrincipal(authorization: string | undefined): Principal {
   return {
     id: user ? `${user}@${tenant}` : DEV_PRINCIPAL_ID,
     name: str(claims?.name) ?? 'Development User',
-    roles: Array.isArray(claims?.roles) ? (claims.roles as unknown[]).filter((r): r is string => typeof r === 'string') : [],
+    roles: Array.isArray(claims?.roles)
+      ? (claims.roles as unknown[]).filter((r): r is string => typeof r === 'string')
+      : [],
     scopes: typeof claims?.scp === 'string' ? claims.scp.split(' ') : [],
     source: 'noop',
     token,

@@ -64,16 +64,24 @@ export class PrincipalGuard implements CanActivate {
   private checkAdmin(req: PrincipalRequest, principal: Principal): void {
     if (this.settings.mode === 'noop') {
       if (!isLoopback(req.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '')) {
-        throw new ForbiddenError('The admin API is only available from loopback while authentication is in no-op mode. Configure Entra ID auth to administer this server remotely.');
+        throw new ForbiddenError(
+          'The admin API is only available from loopback while authentication is in no-op mode. Configure Entra ID auth to administer this server remotely.',
+        );
       }
       if (!tokenMatches(presentedAdminToken(req), this.settings.adminToken ?? '')) {
-        const where = this.settings.adminTokenFile ? `the token the server wrote to ${this.settings.adminTokenFile} at start` : 'the configured auth.admin_token (STOA_ADMIN_TOKEN)';
-        throw new ForbiddenError(`In no-op auth mode the admin API needs the header X-Stoa-Admin-Token: ${where}. Loopback alone is no identity: kernels and other local users are loopback too.`);
+        const where = this.settings.adminTokenFile
+          ? `the token the server wrote to ${this.settings.adminTokenFile} at start`
+          : 'the configured auth.admin_token (STOA_ADMIN_TOKEN)';
+        throw new ForbiddenError(
+          `In no-op auth mode the admin API needs the header X-Stoa-Admin-Token: ${where}. Loopback alone is no identity: kernels and other local users are loopback too.`,
+        );
       }
       return;
     }
     if (!principal.roles.includes(this.settings.adminRole)) {
-      throw new ForbiddenError(`This endpoint needs the '${this.settings.adminRole}' app role, which your token does not carry. Ask an Entra administrator to assign it.`);
+      throw new ForbiddenError(
+        `This endpoint needs the '${this.settings.adminRole}' app role, which your token does not carry. Ask an Entra administrator to assign it.`,
+      );
     }
   }
 }

@@ -11,7 +11,12 @@ export const PROTECTED_RESOURCE_SETTINGS = Symbol('PROTECTED_RESOURCE_SETTINGS')
 /** RFC 9728 Protected Resource Metadata for this server. */
 export function protectedResourceMetadata(s: ProtectedResourceSettings, requestBase: string): Record<string, unknown> {
   const a = s.auth;
-  if (a.mode === 'noop') return { resource: s.publicBaseUrl ?? requestBase, authorization_servers: [], bearer_methods_supported: ['header'] };
+  if (a.mode === 'noop')
+    return {
+      resource: s.publicBaseUrl ?? requestBase,
+      authorization_servers: [],
+      bearer_methods_supported: ['header'],
+    };
   const resource = a.resource ?? `api://${a.client_id as string}`;
   return {
     resource,
@@ -22,7 +27,12 @@ export function protectedResourceMetadata(s: ProtectedResourceSettings, requestB
 }
 
 /** `WWW-Authenticate` for a 401 on `path`: resource_metadata (path-suffixed for /mcp), plus the error when a token was sent. */
-export function bearerChallenge(s: ProtectedResourceSettings, path: string, tokenSent: boolean, description: string): string {
+export function bearerChallenge(
+  s: ProtectedResourceSettings,
+  path: string,
+  tokenSent: boolean,
+  description: string,
+): string {
   const suffix = path === '/mcp' || path.startsWith('/mcp/') || path.startsWith('/mcp?') ? '/mcp' : '';
   const base = s.publicBaseUrl?.replace(/\/+$/, '') ?? '';
   let value = `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource${suffix}"`;

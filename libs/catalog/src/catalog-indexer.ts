@@ -5,7 +5,13 @@ import { basename, join, sep } from 'node:path';
 import type { Logger } from '@nestjs/common';
 import { lookup } from 'mime-types';
 import type { BlobClients } from './catalog-blob';
-import { type BlobSource, type CatalogArtifact, type CatalogSource, type LocalSource, SourceType } from './catalog.types';
+import {
+  type BlobSource,
+  type CatalogArtifact,
+  type CatalogSource,
+  type LocalSource,
+  SourceType,
+} from './catalog.types';
 
 /** Blob sources listed at once (reference: at most 8). */
 const BLOB_CONCURRENCY = 8;
@@ -22,7 +28,12 @@ export interface Enumeration {
 }
 
 /** Lists every file of every source (dot-files and dot-directories skipped), stamped with `indexedAt`. */
-export async function enumerateSources(sources: readonly CatalogSource[], blobs: BlobClients, indexedAt: string, logger: Logger): Promise<Enumeration> {
+export async function enumerateSources(
+  sources: readonly CatalogSource[],
+  blobs: BlobClients,
+  indexedAt: string,
+  logger: Logger,
+): Promise<Enumeration> {
   const out: Enumeration = { artifacts: [], unlisted: [] };
   const local = sources.filter((s): s is LocalSource => s.type === SourceType.local);
   const remote = sources.filter((s): s is BlobSource => s.type === SourceType.blob);
@@ -35,7 +46,14 @@ export async function enumerateSources(sources: readonly CatalogSource[], blobs:
   return out;
 }
 
-function artifact(src: CatalogSource, uri: string, rel: string, size: number | null, indexedAt: string, fallbackType?: string): CatalogArtifact {
+function artifact(
+  src: CatalogSource,
+  uri: string,
+  rel: string,
+  size: number | null,
+  indexedAt: string,
+  fallbackType?: string,
+): CatalogArtifact {
   const name = rel.split('/').pop() ?? rel;
   const meta = src.files[rel] ?? src.files[name] ?? {};
   return {
@@ -67,7 +85,10 @@ async function walkLocal(src: LocalSource, indexedAt: string, out: Enumeration, 
     try {
       entries = await readdir(dir, { withFileTypes: true });
     } catch (err) {
-      logger.warn({ path: dir, err: (err as Error).message }, 'catalog directory unreadable; its artifacts are kept as they were');
+      logger.warn(
+        { path: dir, err: (err as Error).message },
+        'catalog directory unreadable; its artifacts are kept as they were',
+      );
       out.unlisted.push(dir + sep);
       return;
     }
@@ -86,21 +107,38 @@ async function walkLocal(src: LocalSource, indexedAt: string, out: Enumeration, 
   await walk(src.path, '');
 }
 
-async function listBlobs(src: BlobSource, blobs: BlobClients, indexedAt: string, out: Enumeration, logger: Logger): Promise<void> {
+async function listBlobs(
+  src: BlobSource,
+  blobs: BlobClients,
+  indexedAt: string,
+  out: Enumeration,
+  logger: Logger,
+): Promise<void> {
   const base = `az://${src.account}/${src.container}/`;
   const found: CatalogArtifact[] = [];
   try {
     const client = blobs.container(src.account, src.container);
     for await (const b of client.listBlobsFlat({ prefix: src.prefix || undefined })) {
       // `prefix` names a folder or one blob; `data` must not pick up `database.csv`.
-      const rel = !src.prefix ? b.name : b.name === src.prefix ? basename(b.name) : b.name.startsWith(`${src.prefix}/`) ? b.name.slice(src.prefix.length + 1) : '';
+      const rel = !src.prefix
+        ? b.name
+        : b.name === src.prefix
+          ? basename(b.name)
+          : b.name.startsWith(`${src.prefix}/`)
+            ? b.name.slice(src.prefix.length + 1)
+            : '';
       if (!rel || b.name.endsWith('/') || rel.split('/').some((seg) => seg.startsWith('.'))) continue;
-      found.push(artifact(src, base + b.name, rel, b.properties.contentLength ?? null, indexedAt, b.properties.contentType));
+      found.push(
+        artifact(src, base + b.name, rel, b.properties.contentLength ?? null, indexedAt, b.properties.contentType),
+      );
     }
     out.artifacts.push(...found);
   } catch (err) {
     const where = base + src.prefix;
-    logger.error({ source: where, err: (err as Error).message }, 'catalog blob source could not be listed; its artifacts are kept as they were');
+    logger.error(
+      { source: where, err: (err as Error).message },
+      'catalog blob source could not be listed; its artifacts are kept as they were',
+    );
     out.unlisted.push(where);
   }
 }

@@ -6,7 +6,8 @@ import { ConfigError } from '@stoa/config';
 import { catalogConfigSchema, type CatalogConfig } from './catalog.config';
 import { blobEndpoint, classifySource, resolveCatalogConfig } from './catalog-sources';
 
-const AZURITE = 'DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:10123/devstoreaccount1;';
+const AZURITE =
+  'DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=a2V5;BlobEndpoint=http://127.0.0.1:10123/devstoreaccount1;';
 
 function config(raw: unknown): CatalogConfig {
   return catalogConfigSchema.parse(raw);
@@ -44,7 +45,9 @@ describe('catalogConfigSchema', () => {
   });
 
   it('needs a connection string or an account URL when blob is set', () => {
-    expect(catalogConfigSchema.safeParse({ blob: {} }).error?.issues.map((i) => i.message)).toEqual(['set connection_string, or account_url (reached with DefaultAzureCredential)']);
+    expect(catalogConfigSchema.safeParse({ blob: {} }).error?.issues.map((i) => i.message)).toEqual([
+      'set connection_string, or account_url (reached with DefaultAzureCredential)',
+    ]);
     expect(catalogConfigSchema.safeParse({ blob: { account_url: 'not a url' } }).success).toBe(false);
   });
 
@@ -56,7 +59,10 @@ describe('catalogConfigSchema', () => {
 
 describe('resolveCatalogConfig', () => {
   it('enables the catalog with inline sources alone, resolving relative paths against server.yaml', () => {
-    const s = resolveCatalogConfig(config({ sources: [{ path: 'data', domain: 'energy' }], index_on_start: false }), '/srv/app');
+    const s = resolveCatalogConfig(
+      config({ sources: [{ path: 'data', domain: 'energy' }], index_on_start: false }),
+      '/srv/app',
+    );
     expect(s).toEqual({
       sources: [{ type: 'local', path: '/srv/app/data', domain: 'energy', description: undefined, files: {} }],
       blob: undefined,
@@ -87,7 +93,15 @@ search: { embedding_model: bm25, hybrid_alpha: 0.3 }
         description: 'Energy datasets',
         files: { 'capacity.csv': { description: 'Installed capacity', domain: 'power' }, 'notes.md': {} },
       },
-      { type: 'blob', account: 'acct', container: 'container', prefix: 'some/prefix', domain: undefined, description: undefined, files: {} },
+      {
+        type: 'blob',
+        account: 'acct',
+        container: 'container',
+        prefix: 'some/prefix',
+        domain: undefined,
+        description: undefined,
+        files: {},
+      },
       { type: 'local', path: '/abs/extra.csv', domain: undefined, description: undefined, files: {} },
     ]);
   });
@@ -112,9 +126,19 @@ search: { embedding_model: bm25, hybrid_alpha: 0.3 }
 
   it('accepts every spelling of "no embeddings" and checks hybrid_alpha bounds', () => {
     for (const model of ['none', 'bm25', 'keyword', '', 'NONE']) {
-      expect(resolveCatalogConfig(config({ file: 'conf/catalog.yaml' }), serverDir(`search: { embedding_model: "${model}" }`))?.sources, model).toEqual([]);
+      expect(
+        resolveCatalogConfig(
+          config({ file: 'conf/catalog.yaml' }),
+          serverDir(`search: { embedding_model: "${model}" }`),
+        )?.sources,
+        model,
+      ).toEqual([]);
     }
-    expect(problems(() => resolveCatalogConfig(config({ file: 'conf/catalog.yaml' }), serverDir('search: { hybrid_alpha: 1.5 }')))[0]).toMatch(/^search\.hybrid_alpha: /);
+    expect(
+      problems(() =>
+        resolveCatalogConfig(config({ file: 'conf/catalog.yaml' }), serverDir('search: { hybrid_alpha: 1.5 }')),
+      )[0],
+    ).toMatch(/^search\.hybrid_alpha: /);
   });
 
   it('reports every bad source at once: invalid YAML shapes, missing paths and unreachable URLs', () => {
@@ -123,18 +147,40 @@ search: { embedding_model: bm25, hybrid_alpha: 0.3 }
       'sources.0.path: Invalid input: expected string, received undefined',
       'sources.1.path: Invalid input: expected string, received number',
     ]);
-    const bad = problems(() => resolveCatalogConfig(config({ sources: [{ path: 'https://example.com/c' }, { path: 'az://only-account' }] }), '/srv'));
+    const bad = problems(() =>
+      resolveCatalogConfig(
+        config({ sources: [{ path: 'https://example.com/c' }, { path: 'az://only-account' }] }),
+        '/srv',
+      ),
+    );
     expect(bad).toHaveLength(2);
-    expect(bad[0]).toMatch(/^catalog\.sources\[0]\.path: 'https:\/\/example\.com\/c' is neither a local path nor a blob location/);
+    expect(bad[0]).toMatch(
+      /^catalog\.sources\[0]\.path: 'https:\/\/example\.com\/c' is neither a local path nor a blob location/,
+    );
     expect(bad[1]).toBe("catalog.sources[1].path: 'az://only-account' is not az://{account}/{container}[/{prefix}]");
   });
 });
 
 describe('classifySource', () => {
   it('recognises az:// URIs and Azure blob URLs as blob sources, with or without a prefix', () => {
-    expect(classifySource('az://acct/data', '/d')).toEqual({ type: 'blob', account: 'acct', container: 'data', prefix: '' });
-    expect(classifySource('az://acct/data/a/b', '/d')).toEqual({ type: 'blob', account: 'acct', container: 'data', prefix: 'a/b' });
-    expect(classifySource('https://Acct.blob.core.windows.net/data/x%20y/', '/d')).toEqual({ type: 'blob', account: 'acct', container: 'data', prefix: 'x y' });
+    expect(classifySource('az://acct/data', '/d')).toEqual({
+      type: 'blob',
+      account: 'acct',
+      container: 'data',
+      prefix: '',
+    });
+    expect(classifySource('az://acct/data/a/b', '/d')).toEqual({
+      type: 'blob',
+      account: 'acct',
+      container: 'data',
+      prefix: 'a/b',
+    });
+    expect(classifySource('https://Acct.blob.core.windows.net/data/x%20y/', '/d')).toEqual({
+      type: 'blob',
+      account: 'acct',
+      container: 'data',
+      prefix: 'x y',
+    });
   });
 
   it('treats relative, absolute and file:// paths as local', () => {
@@ -145,8 +191,15 @@ describe('classifySource', () => {
 
   it('accepts an Azurite-style URL only under the configured blob endpoint', () => {
     const endpoint = blobEndpoint({ connection_string: AZURITE });
-    expect(classifySource('http://127.0.0.1:10123/devstoreaccount1/c1/pre', '/d', endpoint)).toEqual({ type: 'blob', account: 'devstoreaccount1', container: 'c1', prefix: 'pre' });
-    expect(classifySource('http://127.0.0.1:10124/devstoreaccount1/c1', '/d', endpoint)).toMatch(/is neither a local path nor a blob location/);
+    expect(classifySource('http://127.0.0.1:10123/devstoreaccount1/c1/pre', '/d', endpoint)).toEqual({
+      type: 'blob',
+      account: 'devstoreaccount1',
+      container: 'c1',
+      prefix: 'pre',
+    });
+    expect(classifySource('http://127.0.0.1:10124/devstoreaccount1/c1', '/d', endpoint)).toMatch(
+      /is neither a local path nor a blob location/,
+    );
     expect(classifySource('http://127.0.0.1:10123/devstoreaccount1/c1', '/d')).toMatch(/set catalog\.blob/);
   });
 });
@@ -157,15 +210,29 @@ describe('blobEndpoint', () => {
       account: 'devstoreaccount1',
       url: 'http://127.0.0.1:10123/devstoreaccount1',
     });
-    expect(blobEndpoint({ connection_string: 'DefaultEndpointsProtocol=https;AccountName=prod;AccountKey=k==;EndpointSuffix=core.windows.net' })).toEqual({
+    expect(
+      blobEndpoint({
+        connection_string:
+          'DefaultEndpointsProtocol=https;AccountName=prod;AccountKey=k==;EndpointSuffix=core.windows.net',
+      }),
+    ).toEqual({
       account: 'prod',
       url: 'https://prod.blob.core.windows.net',
     });
-    expect(blobEndpoint({ connection_string: 'UseDevelopmentStorage=true' })).toEqual({ account: 'devstoreaccount1', url: 'http://127.0.0.1:10000/devstoreaccount1' });
+    expect(blobEndpoint({ connection_string: 'UseDevelopmentStorage=true' })).toEqual({
+      account: 'devstoreaccount1',
+      url: 'http://127.0.0.1:10000/devstoreaccount1',
+    });
   });
 
   it('derives the account from account_url: the host for Azure, the first path segment for an IP endpoint', () => {
-    expect(blobEndpoint({ account_url: 'https://prod.blob.core.windows.net/' })).toEqual({ account: 'prod', url: 'https://prod.blob.core.windows.net' });
-    expect(blobEndpoint({ account_url: 'http://127.0.0.1:10000/devstoreaccount1' })).toEqual({ account: 'devstoreaccount1', url: 'http://127.0.0.1:10000/devstoreaccount1' });
+    expect(blobEndpoint({ account_url: 'https://prod.blob.core.windows.net/' })).toEqual({
+      account: 'prod',
+      url: 'https://prod.blob.core.windows.net',
+    });
+    expect(blobEndpoint({ account_url: 'http://127.0.0.1:10000/devstoreaccount1' })).toEqual({
+      account: 'devstoreaccount1',
+      url: 'http://127.0.0.1:10000/devstoreaccount1',
+    });
   });
 });

@@ -3,7 +3,12 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError, parseConfig } from '@stoa/config';
-import { type BlobAccessConfig, type CatalogConfig, type CatalogSourceConfig, catalogFileSchema } from './catalog.config';
+import {
+  type BlobAccessConfig,
+  type CatalogConfig,
+  type CatalogSourceConfig,
+  catalogFileSchema,
+} from './catalog.config';
 import type { CatalogSettings, CatalogSource } from './catalog.types';
 
 /** The storage account `catalog.blob` points at: its name and blob endpoint (no trailing slash). */
@@ -45,7 +50,10 @@ export function resolveCatalogConfig(config: CatalogConfig, baseDir: string): Ca
 
 /** Reads and validates catalog.yaml (reference §4.9); an empty file has no sources. */
 function readCatalogFile(file: string): CatalogSourceConfig[] {
-  if (!existsSync(file)) throw new ConfigError('catalog', [`catalog.file: catalog file not found: ${file} (paths are relative to server.yaml's directory)`]);
+  if (!existsSync(file))
+    throw new ConfigError('catalog', [
+      `catalog.file: catalog file not found: ${file} (paths are relative to server.yaml's directory)`,
+    ]);
   let doc: unknown;
   try {
     doc = parseYaml(readFileSync(file, 'utf8')) ?? {};
@@ -75,19 +83,29 @@ export function classifySource(
   const https = AZURE_BLOB_URL.exec(path);
   if (https) return blob(https[1]?.toLowerCase(), decode(https[2]), decode(https[3]));
   if (endpoint && path.startsWith(`${endpoint.url}/`)) {
-    const [container, ...rest] = path.slice(endpoint.url.length + 1).split(/[?#]/)[0]!.split('/');
+    const [container, ...rest] = path
+      .slice(endpoint.url.length + 1)
+      .split(/[?#]/)[0]!
+      .split('/');
     if (container) return blob(endpoint.account, decode(container), decode(rest.join('/')));
   }
   if (path.startsWith('file://')) return { type: 'local', path: fileURLToPath(path) };
   if (ANY_URL.test(path)) {
-    const known = endpoint ? ` or under catalog.blob's endpoint ${endpoint.url}` : ' (set catalog.blob to reach another endpoint)';
+    const known = endpoint
+      ? ` or under catalog.blob's endpoint ${endpoint.url}`
+      : ' (set catalog.blob to reach another endpoint)';
     return `'${path}' is neither a local path nor a blob location: use az://{account}/{container}[/{prefix}], https://{account}.blob.core.windows.net/{container}[/{prefix}]${known}`;
   }
   return { type: 'local', path: resolve(dir, path) };
 }
 
 function blob(account: string | undefined, container: string | undefined, prefix: string | undefined) {
-  return { type: 'blob' as const, account: account ?? '', container: container ?? '', prefix: (prefix ?? '').replace(/^\/+|\/+$/g, '') };
+  return {
+    type: 'blob' as const,
+    account: account ?? '',
+    container: container ?? '',
+    prefix: (prefix ?? '').replace(/^\/+|\/+$/g, ''),
+  };
 }
 
 function decode(s: string | undefined): string | undefined {
@@ -107,11 +125,14 @@ export function blobEndpoint(access: BlobAccessConfig): BlobEndpoint | undefined
     }
     const name = kv.get('accountname');
     const suffix = kv.get('endpointsuffix') ?? 'core.windows.net';
-    const url = kv.get('blobendpoint') ?? (name ? `${kv.get('defaultendpointsprotocol') ?? 'https'}://${name}.blob.${suffix}` : undefined);
+    const url =
+      kv.get('blobendpoint') ??
+      (name ? `${kv.get('defaultendpointsprotocol') ?? 'https'}://${name}.blob.${suffix}` : undefined);
     if (!url) return undefined;
     return { account: name ?? accountFromUrl(url), url: url.replace(/\/+$/, '') };
   }
-  if (access.account_url) return { account: accountFromUrl(access.account_url), url: access.account_url.replace(/\/+$/, '') };
+  if (access.account_url)
+    return { account: accountFromUrl(access.account_url), url: access.account_url.replace(/\/+$/, '') };
   return undefined;
 }
 

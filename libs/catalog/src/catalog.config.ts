@@ -46,7 +46,10 @@ const searchSchema = z
 
 /** catalog.yaml (reference §4.9); an empty file is an empty catalog. */
 export const catalogFileSchema = z.strictObject({
-  sources: z.array(catalogSourceSchema).nullish().transform((s) => s ?? []),
+  sources: z
+    .array(catalogSourceSchema)
+    .nullish()
+    .transform((s) => s ?? []),
   search: searchSchema,
 });
 export type CatalogFile = z.output<typeof catalogFileSchema>;
@@ -59,7 +62,10 @@ export const blobAccessSchema = z
     /** `https://{account}.blob.core.windows.net`, reached with DefaultAzureCredential (managed identity, CLI login…). */
     account_url: z.url().optional(),
   })
-  .refine((b) => b.connection_string || b.account_url, 'set connection_string, or account_url (reached with DefaultAzureCredential)');
+  .refine(
+    (b) => b.connection_string || b.account_url,
+    'set connection_string, or account_url (reached with DefaultAzureCredential)',
+  );
 export type BlobAccessConfig = z.output<typeof blobAccessSchema>;
 
 /** `catalog:` in an executor's server.yaml. Opt-in: without `file` and `sources` the catalog is off. */

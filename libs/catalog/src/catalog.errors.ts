@@ -6,7 +6,9 @@ export class ArtifactNotFoundError extends AppError {
   readonly kind = ErrorKind.notFound;
 
   constructor(id: string) {
-    super(`Artifact not found: ${id}. Discover data with search_data (or list_domains to see which domains exist) and use the 'id' from a search_data hit.`);
+    super(
+      `Artifact not found: ${id}. Discover data with search_data (or list_domains to see which domains exist) and use the 'id' from a search_data hit.`,
+    );
   }
 }
 

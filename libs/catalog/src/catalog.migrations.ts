@@ -49,7 +49,9 @@ export class CreateCatalog1765000000000 implements MigrationInterface {
 
   private async postgresSearch(q: QueryRunner): Promise<void> {
     const t = qualified(q.connection, ARTIFACTS);
-    await q.query(`ALTER TABLE ${t} ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (to_tsvector('simple', ${PG_SEARCH_TEXT})) STORED`);
+    await q.query(
+      `ALTER TABLE ${t} ADD COLUMN search_vector tsvector GENERATED ALWAYS AS (to_tsvector('simple', ${PG_SEARCH_TEXT})) STORED`,
+    );
     await q.query(`CREATE INDEX idx_catalog_artifacts_search ON ${t} USING GIN (search_vector)`);
   }
 
@@ -58,7 +60,9 @@ export class CreateCatalog1765000000000 implements MigrationInterface {
     const cols = 'name, description, domain';
     const newVals = 'new.rowid, new.name, new.description, new.domain';
     const oldVals = `'delete', old.rowid, old.name, old.description, old.domain`;
-    await q.query(`CREATE VIRTUAL TABLE ${ARTIFACTS_FTS} USING fts5(${cols}, content='${ARTIFACTS}', content_rowid='rowid')`);
+    await q.query(
+      `CREATE VIRTUAL TABLE ${ARTIFACTS_FTS} USING fts5(${cols}, content='${ARTIFACTS}', content_rowid='rowid')`,
+    );
     await q.query(`CREATE TRIGGER ${ARTIFACTS}_ai AFTER INSERT ON ${ARTIFACTS} BEGIN
       INSERT INTO ${ARTIFACTS_FTS}(rowid, ${cols}) VALUES (${newVals}); END`);
     await q.query(`CREATE TRIGGER ${ARTIFACTS}_ad AFTER DELETE ON ${ARTIFACTS} BEGIN

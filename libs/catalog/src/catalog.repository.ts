@@ -3,7 +3,17 @@ import { ARTIFACTS, ARTIFACTS_FTS, isPostgres, qualified } from './catalog.migra
 import type { CatalogArtifact, SourceType } from './catalog.types';
 import { hasSearchTerms, toFts5Query, toPgWebsearch } from './search-query';
 
-const COLUMNS = ['id', 'name', 'storage_uri', 'description', 'domain', 'source_type', 'content_type', 'size_bytes', 'indexed_at'] as const;
+const COLUMNS = [
+  'id',
+  'name',
+  'storage_uri',
+  'description',
+  'domain',
+  'source_type',
+  'content_type',
+  'size_bytes',
+  'indexed_at',
+] as const;
 const SELECT = COLUMNS.map((c) => `a.${c}`).join(', ');
 /** Rows per INSERT/DELETE statement (well under both databases' bind-parameter limits). */
 const BATCH = 200;
@@ -44,13 +54,20 @@ export class CatalogRepository {
   }
 
   /** Inserts artifacts whose id is not indexed yet and deletes `stale` URIs, in one transaction; returns how many were added. */
-  async apply(added: readonly CatalogArtifact[], stale: readonly string[]): Promise<{ added: number; removed: number }> {
+  async apply(
+    added: readonly CatalogArtifact[],
+    stale: readonly string[],
+  ): Promise<{ added: number; removed: number }> {
     return this.ds.transaction(async (em) => {
       const qr = em.queryRunner as QueryRunner;
       let removed = 0;
       for (let i = 0; i < stale.length; i += BATCH) {
         const uris = stale.slice(i, i + BATCH);
-        removed += await this.count(qr, `DELETE FROM ${this.table} WHERE storage_uri IN (${this.params(1, uris.length)}) RETURNING id`, uris);
+        removed += await this.count(
+          qr,
+          `DELETE FROM ${this.table} WHERE storage_uri IN (${this.params(1, uris.length)}) RETURNING id`,
+          uris,
+        );
       }
       let inserted = 0;
       for (let i = 0; i < added.length; i += BATCH) {
@@ -58,7 +75,11 @@ export class CatalogRepository {
         const values = batch.map((_, r) => `(${this.params(r * COLUMNS.length + 1, COLUMNS.length)})`).join(', ');
         // Another replica may index the same files at the same moment: its rows win, ours are skipped.
         const sql = `INSERT INTO ${this.table} (${COLUMNS.join(', ')}) VALUES ${values} ON CONFLICT DO NOTHING RETURNING id`;
-        inserted += await this.count(qr, sql, batch.flatMap((a) => COLUMNS.map((c) => a[c])));
+        inserted += await this.count(
+          qr,
+          sql,
+          batch.flatMap((a) => COLUMNS.map((c) => a[c])),
+        );
       }
       return { added: inserted, removed };
     });
@@ -73,18 +94,26 @@ export class CatalogRepository {
   }
 
   async find(id: string): Promise<CatalogArtifact | undefined> {
-    const rows = await this.ds.query<Row[]>(`SELECT ${SELECT} FROM ${this.table} a WHERE a.id = ${this.params(1, 1)}`, [id]);
+    const rows = await this.ds.query<Row[]>(`SELECT ${SELECT} FROM ${this.table} a WHERE a.id = ${this.params(1, 1)}`, [
+      id,
+    ]);
     return rows[0] ? artifact(rows[0]) : undefined;
   }
 
   /** Distinct non-null domains, sorted. */
   async listDomains(): Promise<string[]> {
-    const rows = await this.ds.query<{ domain: string }[]>(`SELECT DISTINCT domain FROM ${this.table} WHERE domain IS NOT NULL ORDER BY domain`);
+    const rows = await this.ds.query<{ domain: string }[]>(
+      `SELECT DISTINCT domain FROM ${this.table} WHERE domain IS NOT NULL ORDER BY domain`,
+    );
     return rows.map((r) => r.domain);
   }
 
   /** Full-text hits, best first, each with its raw rank (higher is better); [] when the text has nothing to search. */
-  async search(text: string, filters: ArtifactFilters, top: number): Promise<{ artifact: CatalogArtifact; rank: number }[]> {
+  async search(
+    text: string,
+    filters: ArtifactFilters,
+    top: number,
+  ): Promise<{ artifact: CatalogArtifact; rank: number }[]> {
     if (!hasSearchTerms(text)) return [];
     const rows = this.pg ? await this.searchPostgres(text, filters, top) : await this.searchSqlite(text, filters, top);
     return rows.map((r) => ({ artifact: artifact(r), rank: Number(r.rank) }));
@@ -124,7 +153,8 @@ export class CatalogRepository {
     const params: unknown[] = [];
     let where = '';
     if (f.domain != null) where += ` AND a.domain = ${this.params(first + params.push(f.domain) - 1, 1)}`;
-    if (f.source_type != null) where += ` AND a.source_type = ${this.params(first + params.push(f.source_type) - 1, 1)}`;
+    if (f.source_type != null)
+      where += ` AND a.source_type = ${this.params(first + params.push(f.source_type) - 1, 1)}`;
     return { where, params };
   }
 

@@ -7,7 +7,13 @@ import { BlobClients } from './catalog-blob';
 import { enumerateSources } from './catalog-indexer';
 import { ARTIFACTS, isPostgres, qualified } from './catalog.migrations';
 import { CatalogRepository } from './catalog.repository';
-import { type CatalogArtifact, type CatalogSearchHit, type CatalogSearchOptions, type CatalogSettings, SourceType } from './catalog.types';
+import {
+  type CatalogArtifact,
+  type CatalogSearchHit,
+  type CatalogSearchOptions,
+  type CatalogSettings,
+  SourceType,
+} from './catalog.types';
 import { PostgresReadOnlyQuery } from './postgres-query';
 import { type QueryRow, SqliteReadOnlyQuery } from './sqlite-query';
 
@@ -58,7 +64,10 @@ export class CatalogService implements OnModuleInit {
     try {
       await this.index();
     } catch (err) {
-      this.logger.error({ err: (err as Error).message }, 'catalog indexing failed; search shows what was indexed before');
+      this.logger.error(
+        { err: (err as Error).message },
+        'catalog indexing failed; search shows what was indexed before',
+      );
     }
   }
 
@@ -84,7 +93,12 @@ export class CatalogService implements OnModuleInit {
   async index(): Promise<number> {
     return this.indexing.runExclusive(async () => {
       const started = Date.now();
-      const { artifacts, unlisted } = await enumerateSources(this.settings.sources, this.blobs, new Date().toISOString(), this.logger);
+      const { artifacts, unlisted } = await enumerateSources(
+        this.settings.sources,
+        this.blobs,
+        new Date().toISOString(),
+        this.logger,
+      );
       const known = new Set(await this.repo.listUris());
       const found = new Map(artifacts.map((a) => [a.storage_uri, a] as const).reverse()); // overlapping sources: first wins
       const stale = [...known].filter((uri) => !found.has(uri) && !unlisted.some((prefix) => uri.startsWith(prefix)));
@@ -109,11 +123,13 @@ export class CatalogService implements OnModuleInit {
    */
   async search(query: string, opts: CatalogSearchOptions = {}): Promise<CatalogSearchHit[]> {
     const top = opts.top ?? 10;
-    if (!Number.isInteger(top) || top < 1 || top > MAX_SEARCH_TOP) throw new InvalidInputError(`top must be a whole number from 1 to ${MAX_SEARCH_TOP}.`);
+    if (!Number.isInteger(top) || top < 1 || top > MAX_SEARCH_TOP)
+      throw new InvalidInputError(`top must be a whole number from 1 to ${MAX_SEARCH_TOP}.`);
     const filters = { domain: opts.domain ?? null, source_type: opts.source_type ?? null };
     const hits = await this.repo.search(query, filters, top);
     const best = hits[0]?.rank ?? 0;
-    if (hits.length) return hits.map((h) => ({ ...h.artifact, score: best > 0 ? Math.round((h.rank / best) * 10_000) / 10_000 : 1 }));
+    if (hits.length)
+      return hits.map((h) => ({ ...h.artifact, score: best > 0 ? Math.round((h.rank / best) * 10_000) / 10_000 : 1 }));
     return (await this.repo.list(filters, top)).map((a) => ({ ...a, score: null }));
   }
 
@@ -145,9 +161,13 @@ export class CatalogService implements OnModuleInit {
     }
     const head = sql.trim().toUpperCase();
     const keyword = WRITE_KEYWORDS.find((k) => head.startsWith(k));
-    if (keyword) throw new CatalogQueryRefusedError(`Write operations are not permitted. Query starts with: ${keyword}`);
+    if (keyword)
+      throw new CatalogQueryRefusedError(`Write operations are not permitted. Query starts with: ${keyword}`);
     if (!head) throw new InvalidInputError('sql is empty: pass one SELECT statement.');
-    if (!this.reader) throw new UnavailableError(`query_catalog is not available on this server: ${this.readerMissing}. Use search_data and get_artifact instead.`);
+    if (!this.reader)
+      throw new UnavailableError(
+        `query_catalog is not available on this server: ${this.readerMissing}. Use search_data and get_artifact instead.`,
+      );
     return this.reader.run(sql, maxRows);
   }
 
@@ -156,9 +176,19 @@ export class CatalogService implements OnModuleInit {
     const role = this.settings.queryRole;
     if (!isPostgres(this.ds) || !role) return;
     const schema = (this.ds.options as { schema?: string }).schema;
-    const grants = [...(schema ? [`GRANT USAGE ON SCHEMA "${schema.replace(/"/g, '')}" TO "${role}"`] : []), `GRANT SELECT ON ${qualified(this.ds, ARTIFACTS)} TO "${role}"`];
+    const grants = [
+      ...(schema ? [`GRANT USAGE ON SCHEMA "${schema.replace(/"/g, '')}" TO "${role}"`] : []),
+      `GRANT SELECT ON ${qualified(this.ds, ARTIFACTS)} TO "${role}"`,
+    ];
     for (const sql of grants) {
-      await this.ds.query(sql).catch((err: Error) => this.logger.error({ role, sql, err: err.message }, 'granting the catalog query role failed; query_catalog may be refused'));
+      await this.ds
+        .query(sql)
+        .catch((err: Error) =>
+          this.logger.error(
+            { role, sql, err: err.message },
+            'granting the catalog query role failed; query_catalog may be refused',
+          ),
+        );
     }
   }
 }

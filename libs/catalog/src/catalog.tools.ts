@@ -50,16 +50,26 @@ export function catalogTools(catalog: CatalogService, opts: { executeTool?: stri
         '(e.g. pd.read_csv("<local>/data/x.csv</local>")): the server swaps in the path of a local copy. ' +
         'If nothing matches you get the catalog listed by name without a score: broaden the query, or call list_domains and filter by domain.',
       input: z.object({
-        query: z.string().max(1000).describe('Words to look for, e.g. "solar capacity germany"; empty lists the catalog by name'),
+        query: z
+          .string()
+          .max(1000)
+          .describe('Words to look for, e.g. "solar capacity germany"; empty lists the catalog by name'),
         domain: z.string().nullable().default(null).describe('Only artifacts of this domain (see list_domains)'),
-        source_type: z.enum([SourceType.local, SourceType.blob]).nullable().default(null).describe("Only 'local' files or 'blob' storage"),
+        source_type: z
+          .enum([SourceType.local, SourceType.blob])
+          .nullable()
+          .default(null)
+          .describe("Only 'local' files or 'blob' storage"),
         top: integer().min(1).max(MAX_SEARCH_TOP).default(10).describe('Most results to return'),
       }),
       annotations: { readOnlyHint: true, openWorldHint: false },
       handler: async ({ query, domain, source_type, top }, ctx) => {
         const hits = (await catalog.search(query, { domain, source_type, top })).map(view);
         // The reference's `data_searched` activity event (§9.2), as a structured log line.
-        logger.log({ type: 'data_searched', query, matched_artifacts: hits.length, principal: ctx.principal.id }, `search data '${query}' → ${hits.length} dataset(s)`);
+        logger.log(
+          { type: 'data_searched', query, matched_artifacts: hits.length, principal: ctx.principal.id },
+          `search data '${query}' → ${hits.length} dataset(s)`,
+        );
         return hits;
       },
     }),
@@ -72,7 +82,8 @@ export function catalogTools(catalog: CatalogService, opts: { executeTool?: stri
     }),
     defineTool({
       name: 'list_domains',
-      description: 'The domains (subject areas) of the data catalog, sorted. Pass one as `domain` to search_data to see only its artifacts.',
+      description:
+        'The domains (subject areas) of the data catalog, sorted. Pass one as `domain` to search_data to see only its artifacts.',
       input: z.object({}),
       annotations: { readOnlyHint: true, openWorldHint: false },
       handler: () => catalog.listDomains(),
@@ -85,7 +96,7 @@ export function catalogTools(catalog: CatalogService, opts: { executeTool?: stri
         description:
           'Run one read-only SQL query over the catalog table catalog_artifacts(id, name, storage_uri, description, domain, source_type, content_type, ' +
           'size_bytes, indexed_at) for counts, sizes and listings search_data cannot give, e.g. ' +
-          "SELECT domain, count(*), sum(size_bytes) FROM catalog_artifacts GROUP BY domain. Returns a list of rows (at most max_rows), or {error} when the " +
+          'SELECT domain, count(*), sum(size_bytes) FROM catalog_artifacts GROUP BY domain. Returns a list of rows (at most max_rows), or {error} when the ' +
           'query is refused (writes, other tables) or fails. Use search_data to find artifacts by topic.',
         input: z.object({
           sql: z.string().max(20_000).describe('One SELECT statement'),

@@ -42,11 +42,19 @@ export class PostgresReadOnlyQuery {
         const schema = (this.ds.options as { schema?: string }).schema;
         if (schema) await client.query(`SET LOCAL search_path = "${schema.replace(/"/g, '')}"`);
         await client.query(`SET LOCAL ROLE "${this.role}"`).catch((err: Error) => {
-          throw new UnavailableError(`query_catalog is not usable on this server right now (catalog.query_role '${this.role}': ${err.message}); the operator must fix it.`);
+          throw new UnavailableError(
+            `query_catalog is not usable on this server right now (catalog.query_role '${this.role}': ${err.message}); the operator must fix it.`,
+          );
         });
         const body = sql.trim().replace(/;+\s*$/, '');
-        await client.query({ text: `DECLARE stoa_catalog_query NO SCROLL CURSOR FOR ${body}`, queryMode: 'extended' } as QueryConfig);
-        const res = await client.query<QueryRow>({ text: `FETCH FORWARD ${maxRows} FROM stoa_catalog_query`, types: numbers });
+        await client.query({
+          text: `DECLARE stoa_catalog_query NO SCROLL CURSOR FOR ${body}`,
+          queryMode: 'extended',
+        } as QueryConfig);
+        const res = await client.query<QueryRow>({
+          text: `FETCH FORWARD ${maxRows} FROM stoa_catalog_query`,
+          types: numbers,
+        });
         return res.rows;
       } catch (err) {
         throw translate(err, this.timeoutMs);
@@ -66,7 +74,8 @@ function translate(err: unknown, timeoutMs: number): Error {
   const message = err instanceof Error ? err.message : String(err);
   if (code === '57014') return timedOut(timeoutMs);
   if (code === '25006') return writeRefused(message);
-  if (code === '42501') return new CatalogQueryRefusedError(`query_catalog reads only the catalog: ${message}. ${SCHEMA_HINT}`);
+  if (code === '42501')
+    return new CatalogQueryRefusedError(`query_catalog reads only the catalog: ${message}. ${SCHEMA_HINT}`);
   if (code) return new CatalogQueryError(`Query failed: ${message}. ${SCHEMA_HINT}`);
   return err instanceof Error ? err : new Error(message);
 }

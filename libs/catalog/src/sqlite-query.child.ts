@@ -15,7 +15,11 @@ export interface QueryRequest {
 }
 
 /** The one message the child answers with. */
-export type QueryReply = { rows: Record<string, unknown>[] } | { refused: 'not_a_query' } | { refused: 'table'; table: string } | { error: string; code?: string };
+export type QueryReply =
+  | { rows: Record<string, unknown>[] }
+  | { refused: 'not_a_query' }
+  | { refused: 'table'; table: string }
+  | { error: string; code?: string };
 
 const OPEN = new Set(['OpenRead', 'OpenWrite', 'ReopenIdx']);
 const EXPLAIN = /^\s*(?:(?:--[^\n]*(?:\n|$)|\/\*[\s\S]*?\*\/)\s*)*explain\b/i;
@@ -51,7 +55,9 @@ function answer(file: string, req: QueryRequest): QueryReply {
 
 /** The first b-tree the statement opens that is not in `allowed` ('(unknown)' when it cannot be named). */
 function foreignTable(db: Database.Database, sql: string, allowed: readonly string[]): string | undefined {
-  const tables = new Map(db.prepare<[], [number, string]>('SELECT rootpage, tbl_name FROM sqlite_schema WHERE rootpage > 0').raw().all());
+  const tables = new Map(
+    db.prepare<[], [number, string]>('SELECT rootpage, tbl_name FROM sqlite_schema WHERE rootpage > 0').raw().all(),
+  );
   tables.set(1, 'sqlite_schema');
   for (const op of db.prepare<[], Opcode>(`EXPLAIN ${sql}`).all()) {
     // p3 is the database (0 main, 1 temp, which a fresh connection has empty); p5 & 0x10: p2 is a register.

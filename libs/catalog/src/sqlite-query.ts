@@ -18,7 +18,11 @@ const CHILD_ARGS = ['--max-old-space-size=256', ...(FROM_SOURCE ? ['--require', 
  * B-trees query_catalog may open on SQLite: the schema, the artifacts and the FTS5 shadow tables. (Virtual tables are
  * opened by pointer, not name, so they are not checked here; the only one in the database is the catalog's own.)
  */
-const READABLE = ['sqlite_schema', ARTIFACTS, ...['', '_data', '_idx', '_docsize', '_config'].map((s) => ARTIFACTS_FTS + s)];
+const READABLE = [
+  'sqlite_schema',
+  ARTIFACTS,
+  ...['', '_data', '_idx', '_docsize', '_config'].map((s) => ARTIFACTS_FTS + s),
+];
 
 /**
  * query_catalog on SQLite: each statement runs in a short-lived child process, so a runaway query (better-sqlite3 is
@@ -72,7 +76,11 @@ export class SqliteReadOnlyQuery {
       });
       child.once('exit', (code, signal) => {
         clearTimeout(timer);
-        reject(new CatalogQueryError(`The query process ended without an answer (${signal ?? `exit ${code}`}): ${stderr.trim() || 'no output'}`));
+        reject(
+          new CatalogQueryError(
+            `The query process ended without an answer (${signal ?? `exit ${code}`}): ${stderr.trim() || 'no output'}`,
+          ),
+        );
       });
       const request: QueryRequest = { sql, maxRows, allowed: READABLE };
       child.send(request);
@@ -85,7 +93,9 @@ function result(reply: QueryReply | 'timeout', timeoutMs: number): QueryRow[] {
   if ('rows' in reply) return reply.rows;
   if ('refused' in reply) {
     if (reply.refused === 'table') throw tableRefused(reply.table);
-    throw new CatalogQueryRefusedError('query_catalog runs one read-only query that returns rows (SELECT …, WITH … SELECT …); this statement returns none.');
+    throw new CatalogQueryRefusedError(
+      'query_catalog runs one read-only query that returns rows (SELECT …, WITH … SELECT …); this statement returns none.',
+    );
   }
   if (reply.code?.startsWith('SQLITE_READONLY')) throw writeRefused(reply.error);
   throw new CatalogQueryError(`Query failed: ${reply.error}. ${SCHEMA_HINT}`);
@@ -94,7 +104,9 @@ function result(reply: QueryReply | 'timeout', timeoutMs: number): QueryRow[] {
 export const SCHEMA_HINT = `query_catalog runs one read-only SELECT over ${ARTIFACTS}(id, name, storage_uri, description, domain, source_type, content_type, size_bytes, indexed_at).`;
 
 export function timedOut(ms: number): CatalogQueryError {
-  return new CatalogQueryError(`Query took longer than ${ms / 1000} s and was stopped. Narrow it (WHERE, LIMIT, fewer joins) and retry.`);
+  return new CatalogQueryError(
+    `Query took longer than ${ms / 1000} s and was stopped. Narrow it (WHERE, LIMIT, fewer joins) and retry.`,
+  );
 }
 
 export function writeRefused(detail: string): CatalogQueryRefusedError {
@@ -102,5 +114,7 @@ export function writeRefused(detail: string): CatalogQueryRefusedError {
 }
 
 export function tableRefused(table: string): CatalogQueryRefusedError {
-  return new CatalogQueryRefusedError(`query_catalog reads only the catalog (${ARTIFACTS}, ${ARTIFACTS_FTS}); '${table}' is not part of it. ${SCHEMA_HINT}`);
+  return new CatalogQueryRefusedError(
+    `query_catalog reads only the catalog (${ARTIFACTS}, ${ARTIFACTS_FTS}); '${table}' is not part of it. ${SCHEMA_HINT}`,
+  );
 }

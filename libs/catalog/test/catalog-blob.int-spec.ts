@@ -2,7 +2,14 @@ import { Logger } from '@nestjs/common';
 import { BlobServiceClient } from '@azure/storage-blob';
 import type { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { artifactId, catalogConfigSchema, CatalogService, catalogTools, resolveCatalogConfig, type CatalogSettings } from '@stoa/catalog';
+import {
+  artifactId,
+  catalogConfigSchema,
+  CatalogService,
+  catalogTools,
+  resolveCatalogConfig,
+  type CatalogSettings,
+} from '@stoa/catalog';
 import { startAzurite, type Azurite } from '../../../test/support/azurite';
 import { dbTarget, postgresAvailable } from '../../../test/support/databases';
 import { callTool, openCatalogDb } from './catalog-fixture';
@@ -24,7 +31,9 @@ async function upload(container: string, blobs: Record<string, { body: string; t
   const c = service.getContainerClient(container);
   await c.createIfNotExists();
   for (const [name, { body, type }] of Object.entries(blobs)) {
-    await c.getBlockBlobClient(name).upload(body, Buffer.byteLength(body), type ? { blobHTTPHeaders: { blobContentType: type } } : {});
+    await c
+      .getBlockBlobClient(name)
+      .upload(body, Buffer.byteLength(body), type ? { blobHTTPHeaders: { blobContentType: type } } : {});
   }
 }
 
@@ -52,7 +61,14 @@ describe.each(targets)('blob sources on %s', (kind) => {
       catalogConfigSchema.parse({
         sources: [
           // Azurite's path-style URL, recognised because it is under catalog.blob's endpoint
-          { path: `${azurite.accountUrl}/${data}/data`, domain: 'wind', files: { 'wind/turbines.csv': { description: 'Turbine registry' }, readme: { domain: 'docs', description: 'Read me' } } },
+          {
+            path: `${azurite.accountUrl}/${data}/data`,
+            domain: 'wind',
+            files: {
+              'wind/turbines.csv': { description: 'Turbine registry' },
+              readme: { domain: 'docs', description: 'Read me' },
+            },
+          },
           { path: `az://devstoreaccount1/${data}/database.csv`, description: 'One blob named exactly' },
           { path: `az://devstoreaccount1/${gone}`, description: 'A container that will disappear' },
         ],
@@ -82,7 +98,7 @@ describe.each(targets)('blob sources on %s', (kind) => {
     ]);
   });
 
-  it('records az:// URIs, ids, sizes, overrides and content types (by extension, else the blob\'s own)', async () => {
+  it("records az:// URIs, ids, sizes, overrides and content types (by extension, else the blob's own)", async () => {
     const turbines = uri(data, 'data/wind/turbines.csv');
     expect(await catalog.get(artifactId(turbines))).toEqual({
       id: artifactId(turbines),
@@ -95,12 +111,23 @@ describe.each(targets)('blob sources on %s', (kind) => {
       size_bytes: 10,
       indexed_at: expect.any(String),
     });
-    expect(await catalog.get(artifactId(uri(data, 'data/readme')))).toMatchObject({ content_type: 'text/markdown', domain: 'docs', description: 'Read me' });
-    expect(await catalog.get(artifactId(uri(data, 'database.csv')))).toMatchObject({ name: 'database.csv', description: 'One blob named exactly', domain: null });
+    expect(await catalog.get(artifactId(uri(data, 'data/readme')))).toMatchObject({
+      content_type: 'text/markdown',
+      domain: 'docs',
+      description: 'Read me',
+    });
+    expect(await catalog.get(artifactId(uri(data, 'database.csv')))).toMatchObject({
+      name: 'database.csv',
+      description: 'One blob named exactly',
+      domain: null,
+    });
   });
 
   it('gives blob artifacts a <blob>id</blob> load_path, resolvable through the catalog', async () => {
-    const [hit] = (await callTool(catalogTools(catalog))('search_data', { query: 'turbine registry' })) as Record<string, unknown>[];
+    const [hit] = (await callTool(catalogTools(catalog))('search_data', { query: 'turbine registry' })) as Record<
+      string,
+      unknown
+    >[];
     const id = artifactId(uri(data, 'data/wind/turbines.csv'));
     expect(hit).toMatchObject({ id, source_type: 'blob', score: 1, load_path: `<blob>${id}</blob>` });
     expect((await catalog.find(id))?.storage_uri).toBe(uri(data, 'data/wind/turbines.csv'));
@@ -119,7 +146,10 @@ describe.each(targets)('blob sources on %s', (kind) => {
       spy.mockRestore();
     }
     expect(errors).toEqual([
-      [expect.objectContaining({ source: `az://devstoreaccount1/${gone}/` }), 'catalog blob source could not be listed; its artifacts are kept as they were'],
+      [
+        expect.objectContaining({ source: `az://devstoreaccount1/${gone}/` }),
+        'catalog blob source could not be listed; its artifacts are kept as they were',
+      ],
     ]);
     expect(await catalog.find(artifactId(uri(data, 'data/readme')))).toBeUndefined();
     expect(await catalog.find(artifactId(uri(gone, 'g.csv')))).toMatchObject({ name: 'g.csv' });

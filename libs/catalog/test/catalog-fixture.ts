@@ -11,7 +11,13 @@ import type { DbTarget } from '../../../test/support/databases';
 /** A DataSource on the suite's database with the catalog migrations run (what PersistenceModule would open). */
 export async function openCatalogDb(db: DbTarget): Promise<DataSource> {
   if (db.name === 'postgres') await ensurePostgresSchema(db.database.url as string, db.database.schema as string);
-  return new DataSource(buildDataSourceOptions({ database: db.database, defaultSqlitePath: db.defaultSqlitePath, migrations: [...CATALOG_MIGRATIONS] })).initialize();
+  return new DataSource(
+    buildDataSourceOptions({
+      database: db.database,
+      defaultSqlitePath: db.defaultSqlitePath,
+      migrations: [...CATALOG_MIGRATIONS],
+    }),
+  ).initialize();
 }
 
 export function settings(sources: CatalogSource[], over: Partial<CatalogSettings> = {}): CatalogSettings {

@@ -3,7 +3,13 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CatalogQueryError, CatalogQueryRefusedError, CatalogService, catalogTools, type CatalogSettings } from '@stoa/catalog';
+import {
+  CatalogQueryError,
+  CatalogQueryRefusedError,
+  CatalogService,
+  catalogTools,
+  type CatalogSettings,
+} from '@stoa/catalog';
 import { InvalidInputError, UnavailableError } from '@stoa/core';
 import { dbTarget, postgresAvailable, TEST_PG_URL } from '../../../test/support/databases';
 import { callTool, openCatalogDb, settings, tree } from './catalog-fixture';
@@ -16,7 +22,11 @@ const catalogSettings = (over: Partial<CatalogSettings> = {}): CatalogSettings =
   settings([{ type: 'local', path: dir, domain: 'test', files: { 'c.json': { domain: 'json' } } }], over);
 
 /** The error a rejected promise carries. */
-const failure = (p: Promise<unknown>): Promise<unknown> => p.then(() => new Error('expected a failure'), (e: unknown) => e);
+const failure = (p: Promise<unknown>): Promise<unknown> =>
+  p.then(
+    () => new Error('expected a failure'),
+    (e: unknown) => e,
+  );
 
 describe.each(targets)('query_catalog on %s', (kind) => {
   const db = dbTarget(kind);
@@ -26,7 +36,8 @@ describe.each(targets)('query_catalog on %s', (kind) => {
   let catalog: CatalogService;
 
   const table = kind === 'postgres' ? `"${db.database.schema}".catalog_artifacts` : 'catalog_artifacts';
-  const count = async (): Promise<number> => Number((await ds.query<{ n: number | string }[]>(`SELECT count(*) AS n FROM ${table}`))[0]?.n);
+  const count = async (): Promise<number> =>
+    Number((await ds.query<{ n: number | string }[]>(`SELECT count(*) AS n FROM ${table}`))[0]?.n);
 
   beforeAll(async () => {
     ds = await openCatalogDb(db);
@@ -40,7 +51,10 @@ describe.each(targets)('query_catalog on %s', (kind) => {
     await ds.query(`INSERT INTO ${other} (secret) VALUES ('top secret')`);
     if (kind === 'sqlite') await ds.query('CREATE VIEW leak AS SELECT secret FROM other_secrets');
     if (kind === 'sqlite') await ds.query("CREATE TABLE catalog_artifacts_secrets AS SELECT 'top secret' AS secret");
-    else await ds.query(`CREATE SEQUENCE "${db.database.schema}".probe_seq; GRANT USAGE, UPDATE ON SEQUENCE "${db.database.schema}".probe_seq TO ${role}`);
+    else
+      await ds.query(
+        `CREATE SEQUENCE "${db.database.schema}".probe_seq; GRANT USAGE, UPDATE ON SEQUENCE "${db.database.schema}".probe_seq TO ${role}`,
+      );
   });
   afterAll(async () => {
     await ds?.destroy();
@@ -53,18 +67,29 @@ describe.each(targets)('query_catalog on %s', (kind) => {
   });
 
   it('runs a SELECT with filters and aggregation, numbers coming back as numbers', async () => {
-    expect(await catalog.query("SELECT name, size_bytes FROM catalog_artifacts WHERE content_type = 'text/csv' ORDER BY name")).toEqual([
+    expect(
+      await catalog.query(
+        "SELECT name, size_bytes FROM catalog_artifacts WHERE content_type = 'text/csv' ORDER BY name",
+      ),
+    ).toEqual([
       { name: 'a.csv', size_bytes: 2 },
       { name: 'b.csv', size_bytes: 3 },
     ]);
-    expect(await catalog.query('SELECT domain, count(*) AS n, sum(size_bytes) AS bytes FROM catalog_artifacts GROUP BY domain ORDER BY domain;')).toEqual([
+    expect(
+      await catalog.query(
+        'SELECT domain, count(*) AS n, sum(size_bytes) AS bytes FROM catalog_artifacts GROUP BY domain ORDER BY domain;',
+      ),
+    ).toEqual([
       { domain: 'json', n: 1, bytes: 2 },
       { domain: 'test', n: 3, bytes: 9 },
     ]);
   });
 
   it('fetches at most max_rows rows, even from an endless query', async () => {
-    expect(await catalog.query('SELECT name FROM catalog_artifacts ORDER BY name', 2)).toEqual([{ name: 'a.csv' }, { name: 'b.csv' }]);
+    expect(await catalog.query('SELECT name FROM catalog_artifacts ORDER BY name', 2)).toEqual([
+      { name: 'a.csv' },
+      { name: 'b.csv' },
+    ]);
     const endless = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT x FROM c';
     expect(await catalog.query(endless, 3)).toEqual([{ x: 1 }, { x: 2 }, { x: 3 }]);
   });
@@ -116,7 +141,10 @@ describe.each(targets)('query_catalog on %s', (kind) => {
     const before = await count();
     for (const sql of tricks) {
       const err = await failure(catalog.query(sql));
-      expect(err instanceof CatalogQueryRefusedError || err instanceof CatalogQueryError, `${sql}: ${String(err)}`).toBe(true);
+      expect(
+        err instanceof CatalogQueryRefusedError || err instanceof CatalogQueryError,
+        `${sql}: ${String(err)}`,
+      ).toBe(true);
     }
     expect(await count()).toBe(before);
     expect(existsSync(join(dir, 'copy.sqlite'))).toBe(false);
@@ -155,38 +183,61 @@ describe.each(targets)('query_catalog on %s', (kind) => {
             'SELECT (SELECT secret FROM other_secrets) AS s',
             'SELECT secret FROM catalog_artifacts_secrets',
           ]
-        : ['SELECT * FROM other_secrets', "SELECT query_to_xml('SELECT * FROM other_secrets', true, true, '')", 'SELECT a.name, s.secret FROM catalog_artifacts a, other_secrets s'];
+        : [
+            'SELECT * FROM other_secrets',
+            "SELECT query_to_xml('SELECT * FROM other_secrets', true, true, '')",
+            'SELECT a.name, s.secret FROM catalog_artifacts a, other_secrets s',
+          ];
     for (const sql of reads) {
       const err = await failure(catalog.query(sql));
       expect(err, sql).toBeInstanceOf(CatalogQueryRefusedError);
-      expect((err as Error).message, sql).toMatch(kind === 'sqlite' ? /^query_catalog reads only the catalog \(catalog_artifacts, catalog_artifacts_fts\); '(other_secrets|catalog_artifacts_secrets)' is not part of it\./ : /^query_catalog reads only the catalog: permission denied for table other_secrets\./);
+      expect((err as Error).message, sql).toMatch(
+        kind === 'sqlite'
+          ? /^query_catalog reads only the catalog \(catalog_artifacts, catalog_artifacts_fts\); '(other_secrets|catalog_artifacts_secrets)' is not part of it\./
+          : /^query_catalog reads only the catalog: permission denied for table other_secrets\./,
+      );
     }
   });
 
   it('reports database errors as query failures with a hint at the table', async () => {
     const err = await failure(catalog.query('SELECT nope FROM catalog_artifacts'));
     expect(err).toBeInstanceOf(CatalogQueryError);
-    expect((err as Error).message).toMatch(/^Query failed: .*nope.*\. query_catalog runs one read-only SELECT over catalog_artifacts\(id, name, storage_uri, description, domain, source_type, content_type, size_bytes, indexed_at\)\.$/);
+    expect((err as Error).message).toMatch(
+      /^Query failed: .*nope.*\. query_catalog runs one read-only SELECT over catalog_artifacts\(id, name, storage_uri, description, domain, source_type, content_type, size_bytes, indexed_at\)\.$/,
+    );
   });
 
   it('stops a query at the time limit without blocking the server', async () => {
-    const quick = new CatalogService(catalogSettings({ queryTimeoutMs: 1000, queryRole: kind === 'postgres' ? role : undefined }), ds);
-    const slow = kind === 'sqlite' ? 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c' : 'SELECT pg_sleep(30)';
+    const quick = new CatalogService(
+      catalogSettings({ queryTimeoutMs: 1000, queryRole: kind === 'postgres' ? role : undefined }),
+      ds,
+    );
+    const slow =
+      kind === 'sqlite'
+        ? 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c'
+        : 'SELECT pg_sleep(30)';
     const started = Date.now();
     const stopped = failure(quick.query(slow));
     // the server keeps answering meanwhile
     expect((await quick.search('a')).length).toBeGreaterThan(0);
     const err = await stopped;
     expect(err).toBeInstanceOf(CatalogQueryError);
-    expect((err as Error).message).toBe('Query took longer than 1 s and was stopped. Narrow it (WHERE, LIMIT, fewer joins) and retry.');
+    expect((err as Error).message).toBe(
+      'Query took longer than 1 s and was stopped. Narrow it (WHERE, LIMIT, fewer joins) and retry.',
+    );
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('answers through the query_catalog tool with rows or {error}', async () => {
     const call = callTool(catalogTools(catalog));
     expect(await call('query_catalog', { sql: 'SELECT count(*) AS n FROM catalog_artifacts' })).toEqual([{ n: 4 }]);
-    expect(await call('query_catalog', { sql: 'DELETE FROM catalog_artifacts' })).toEqual({ error: 'Write operations are not permitted. Query starts with: DELETE', tool_failure: true });
-    expect(await call('query_catalog', { sql: 'SELECT name FROM catalog_artifacts ORDER BY name', max_rows: 1 })).toEqual([{ name: 'a.csv' }]);
+    expect(await call('query_catalog', { sql: 'DELETE FROM catalog_artifacts' })).toEqual({
+      error: 'Write operations are not permitted. Query starts with: DELETE',
+      tool_failure: true,
+    });
+    expect(
+      await call('query_catalog', { sql: 'SELECT name FROM catalog_artifacts ORDER BY name', max_rows: 1 }),
+    ).toEqual([{ name: 'a.csv' }]);
   });
 });
 
@@ -202,7 +253,9 @@ describe.runIf(pg)('query_catalog on postgres without query_role', () => {
       expect(catalogTools(catalog).map((t) => t.name)).not.toContain('query_catalog');
       const err = await failure(catalog.query('SELECT 1'));
       expect(err).toBeInstanceOf(UnavailableError);
-      expect((err as Error).message).toMatch(/^query_catalog is not available on this server: on PostgreSQL it needs catalog\.query_role/);
+      expect((err as Error).message).toMatch(
+        /^query_catalog is not available on this server: on PostgreSQL it needs catalog\.query_role/,
+      );
     } finally {
       await ds.destroy();
     }

@@ -1,5 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type ConnectionDriver, ConnectionState, ConnectionSupervisor, RECONNECT_MAX_MS } from './connection-supervisor';
+import {
+  type ConnectionDriver,
+  ConnectionState,
+  ConnectionSupervisor,
+  RECONNECT_MAX_MS,
+} from './connection-supervisor';
 
 /** A driver whose server is up or down at the test's word; it records what the supervisor asked. */
 class FakeDriver implements ConnectionDriver {
@@ -84,7 +89,10 @@ describe('ConnectionSupervisor', () => {
 
   it('draws different delays for supervisors failing together, so they do not retry in lockstep', async () => {
     driver.up = false;
-    const others = Array.from({ length: 8 }, () => new ConnectionSupervisor(driver, { healthIntervalMs: HEALTH_MS, reconnectBaseMs: 10_000 }));
+    const others = Array.from(
+      { length: 8 },
+      () => new ConnectionSupervisor(driver, { healthIntervalMs: HEALTH_MS, reconnectBaseMs: 10_000 }),
+    );
     await Promise.all(others.map((s) => s.start()));
     const waits = new Set(others.map((s) => s.nextRetryAt!.getTime()));
     await Promise.all(others.map((s) => s.close()));
@@ -158,7 +166,11 @@ describe('ConnectionSupervisor', () => {
   it('close() stops every timer, releases the connection and aborts what is under way', async () => {
     const signals: AbortSignal[] = [];
     const aborting = new ConnectionSupervisor(
-      { connect: (signal) => (signals.push(signal), Promise.resolve()), check: () => Promise.resolve(), disconnect: () => driver.disconnect() },
+      {
+        connect: (signal) => (signals.push(signal), Promise.resolve()),
+        check: () => Promise.resolve(),
+        disconnect: () => driver.disconnect(),
+      },
       { healthIntervalMs: HEALTH_MS, reconnectBaseMs: BASE_MS },
     );
     await aborting.start();

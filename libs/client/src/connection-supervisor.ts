@@ -2,7 +2,11 @@ import { EventEmitter } from 'node:events';
 import { ExponentialBackoff, halfJitterGenerator, type IBackoff } from 'cockatiel';
 
 /** Lifecycle of one supervised connection. */
-export const ConnectionState = { connecting: 'connecting', connected: 'connected', unavailable: 'unavailable' } as const;
+export const ConnectionState = {
+  connecting: 'connecting',
+  connected: 'connected',
+  unavailable: 'unavailable',
+} as const;
 export type ConnectionState = (typeof ConnectionState)[keyof typeof ConnectionState];
 
 /** Ceiling of the reconnect backoff. */
@@ -57,7 +61,11 @@ export class ConnectionSupervisor extends EventEmitter<SupervisorEvents> {
     private readonly options: SupervisorOptions,
   ) {
     super();
-    this.backoffs = new ExponentialBackoff({ initialDelay: options.reconnectBaseMs, maxDelay: RECONNECT_MAX_MS, generator: halfJitterGenerator });
+    this.backoffs = new ExponentialBackoff({
+      initialDelay: options.reconnectBaseMs,
+      maxDelay: RECONNECT_MAX_MS,
+      generator: halfJitterGenerator,
+    });
   }
 
   get state(): ConnectionState {

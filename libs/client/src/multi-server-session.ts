@@ -56,7 +56,9 @@ export class MultiServerSession extends EventEmitter<SessionEvents> {
 
   /** Tools of every connected server, in server order, named `${server}__${tool}`. */
   listTools(): SessionTool[] {
-    return [...this.connections.values()].filter((c) => c.isConnected()).flatMap((c) => qualify(c.name, c.listKnownTools()));
+    return [...this.connections.values()]
+      .filter((c) => c.isConnected())
+      .flatMap((c) => qualify(c.name, c.listKnownTools()));
   }
 
   /** State, last error, connection time and tool names of each server, by server name. */
@@ -78,11 +80,16 @@ export class MultiServerSession extends EventEmitter<SessionEvents> {
     argsOrOptions?: ToolArguments | CallToolOptions,
     maybeOptions?: CallToolOptions,
   ): Promise<CallToolResult> {
-    if (this.closed) throw new UnavailableError('This MultiServerSession is closed; open a new one with MultiServerSession.connect().');
+    if (this.closed)
+      throw new UnavailableError(
+        'This MultiServerSession is closed; open a new one with MultiServerSession.connect().',
+      );
     const byServer = typeof toolOrArgs === 'string';
     const args = (byServer ? argsOrOptions : toolOrArgs) as ToolArguments | undefined;
     const options = (byServer ? maybeOptions : argsOrOptions) as CallToolOptions | undefined;
-    const { connection, tool } = byServer ? { connection: this.getConnection(target), tool: toolOrArgs } : this.route(target);
+    const { connection, tool } = byServer
+      ? { connection: this.getConnection(target), tool: toolOrArgs }
+      : this.route(target);
     await this.requireTool(connection, tool);
     return connection.callTool(tool, args ?? {}, options ?? {});
   }
@@ -118,7 +125,9 @@ export class MultiServerSession extends EventEmitter<SessionEvents> {
 
   private unknownTool(name: string): UnknownToolError {
     // Unavailable servers' last-known tools count too: "did you mean" should still point at them.
-    const known = [...this.connections.values()].flatMap((c) => c.listKnownTools().map((t) => qualifyToolName(c.name, t.name)));
+    const known = [...this.connections.values()].flatMap((c) =>
+      c.listKnownTools().map((t) => qualifyToolName(c.name, t.name)),
+    );
     return new UnknownToolError(name, closeMatches(name, known), [...this.connections.keys()]);
   }
 }

@@ -5,9 +5,17 @@ export class ServerUnavailableError extends AppError {
   readonly code = 'MCP_SERVER_UNAVAILABLE';
   readonly kind = ErrorKind.unavailable;
 
-  constructor(server: string, url: string, lastError: string | undefined, nextRetryAt: Date | undefined, options?: { cause?: unknown }) {
+  constructor(
+    server: string,
+    url: string,
+    lastError: string | undefined,
+    nextRetryAt: Date | undefined,
+    options?: { cause?: unknown },
+  ) {
     const reason = lastError ?? 'it has not connected yet';
-    const retry = nextRetryAt ? `in ${Math.max(0, (nextRetryAt.getTime() - Date.now()) / 1000).toFixed(1)} s` : 'shortly';
+    const retry = nextRetryAt
+      ? `in ${Math.max(0, (nextRetryAt.getTime() - Date.now()) / 1000).toFixed(1)} s`
+      : 'shortly';
     super(
       `MCP server "${server}" (${url}) is unavailable: ${reason}. The session reconnects in the background ` +
         `(next attempt ${retry}); use another server meanwhile, or wait for the 'serverUp' event / session.status().`,
@@ -26,10 +34,13 @@ export class UnknownToolError extends AppError {
     const hint = suggestions.length
       ? `Did you mean: ${suggestions.join(', ')}?`
       : `Servers in this session: ${servers.join(', ') || '(none)'}.`;
-    super(`No tool "${tool}" in this session. ${hint} Tools are named <server>__<tool>; session.listTools() lists them all.`, {
-      tool,
-      suggestions,
-    });
+    super(
+      `No tool "${tool}" in this session. ${hint} Tools are named <server>__<tool>; session.listTools() lists them all.`,
+      {
+        tool,
+        suggestions,
+      },
+    );
   }
 }
 
@@ -39,10 +50,13 @@ export class UnknownServerError extends AppError {
   readonly kind = ErrorKind.notFound;
 
   constructor(server: string, servers: string[]) {
-    super(`No server "${server}" in this session. Servers: ${servers.join(', ') || '(none)'} (a role filter may have left some out).`, {
-      server,
-      servers,
-    });
+    super(
+      `No server "${server}" in this session. Servers: ${servers.join(', ') || '(none)'} (a role filter may have left some out).`,
+      {
+        server,
+        servers,
+      },
+    );
   }
 }
 
@@ -55,7 +69,12 @@ export function describeError(err: unknown): string {
   const parts: string[] = [];
   let current: unknown = err;
   for (let depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
-    const message = current instanceof Error ? withCode(current) : typeof current === 'string' ? current : (JSON.stringify(current) ?? '');
+    const message =
+      current instanceof Error
+        ? withCode(current)
+        : typeof current === 'string'
+          ? current
+          : (JSON.stringify(current) ?? '');
     if (message && !parts.some((p) => p.includes(message))) parts.push(message);
     current = current instanceof Error ? current.cause : undefined;
   }

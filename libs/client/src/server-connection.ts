@@ -1,7 +1,20 @@
-import { Client, type FetchLike, ProtocolError, StreamableHTTPClientTransport, type CallToolResult, type Tool } from '@modelcontextprotocol/client';
+import {
+  Client,
+  type FetchLike,
+  ProtocolError,
+  StreamableHTTPClientTransport,
+  type CallToolResult,
+  type Tool,
+} from '@modelcontextprotocol/client';
 import { ConnectionState, ConnectionSupervisor } from './connection-supervisor';
 import { describeError, ServerUnavailableError } from './multi-server.errors';
-import type { CallToolOptions, HeadersSource, ResolvedSessionOptions, ServerStatus, ToolArguments } from './multi-server.types';
+import type {
+  CallToolOptions,
+  HeadersSource,
+  ResolvedSessionOptions,
+  ServerStatus,
+  ToolArguments,
+} from './multi-server.types';
 import type { ResolvedServer } from './session-options';
 
 const CLIENT_INFO = { name: 'stoa-multi-server-session', version: '0.1.0' };
@@ -34,7 +47,11 @@ export class ServerConnection {
   ) {
     const { healthIntervalMs, reconnectBaseMs } = opts;
     this.supervisor = new ConnectionSupervisor(
-      { connect: (signal) => this.connect(signal), check: (signal) => this.ping(signal), disconnect: () => this.disconnect() },
+      {
+        connect: (signal) => this.connect(signal),
+        check: (signal) => this.ping(signal),
+        disconnect: () => this.disconnect(),
+      },
       { healthIntervalMs, reconnectBaseMs },
     );
     this.supervisor.on('changed', (state) => this.changed(state));
@@ -80,7 +97,10 @@ export class ServerConnection {
     if (!client) throw this.unavailable();
     const { signal, onprogress, timeoutMs } = options;
     try {
-      return await client.callTool({ name: tool, arguments: args }, { signal, onprogress, timeout: timeoutMs, resetTimeoutOnProgress: onprogress !== undefined });
+      return await client.callTool(
+        { name: tool, arguments: args },
+        { signal, onprogress, timeout: timeoutMs, resetTimeoutOnProgress: onprogress !== undefined },
+      );
     } catch (err) {
       if (err instanceof ProtocolError || signal?.aborted || (await this.supervisor.check())) throw err;
       throw this.unavailable(err);
@@ -92,7 +112,10 @@ export class ServerConnection {
     const client = this.client;
     if (!client) return false;
     try {
-      const { tools } = await client.listTools(undefined, { timeout: this.opts.connectTimeoutMs, cacheMode: 'refresh' });
+      const { tools } = await client.listTools(undefined, {
+        timeout: this.opts.connectTimeoutMs,
+        cacheMode: 'refresh',
+      });
       if (client === this.client) this.replaceTools(tools);
       return true;
     } catch {
@@ -109,7 +132,12 @@ export class ServerConnection {
     const client = this.newClient();
     const timeout = this.opts.connectTimeoutMs;
     try {
-      await client.connect(new StreamableHTTPClientTransport(new URL(this.server.mcpUrl), { fetch: fetchWithHeaders(this.server.headers) }), { timeout, signal });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(this.server.mcpUrl), {
+          fetch: fetchWithHeaders(this.server.headers),
+        }),
+        { timeout, signal },
+      );
       const { tools } = await client.listTools(undefined, { timeout, signal });
       this.toolsDiffer = this.supervisor.state !== ConnectionState.connecting && !sameTools(this.tools, tools);
       this.client = client;
@@ -126,7 +154,9 @@ export class ServerConnection {
     const timeout = this.opts.connectTimeoutMs;
     try {
       // 2026-07-28 has no ping; server/discover is its cheapest round trip.
-      await (client.getProtocolEra() === 'modern' ? client.discover({ timeout, signal }) : client.ping({ timeout, signal }));
+      await (client.getProtocolEra() === 'modern'
+        ? client.discover({ timeout, signal })
+        : client.ping({ timeout, signal }));
     } catch (err) {
       // A JSON-RPC error is still an answer: the server is alive.
       if (!(err instanceof ProtocolError)) throw err;
@@ -143,7 +173,12 @@ export class ServerConnection {
     const client: Client = new Client(CLIENT_INFO, {
       versionNegotiation: { mode: this.opts.era },
       // Covers both eras when the server advertises tools.listChanged (2026-07-28 rides subscriptions/listen).
-      listChanged: { tools: { debounceMs: LIST_CHANGED_DEBOUNCE_MS, onChanged: (error, tools) => this.listChanged(client, error, tools) } },
+      listChanged: {
+        tools: {
+          debounceMs: LIST_CHANGED_DEBOUNCE_MS,
+          onChanged: (error, tools) => this.listChanged(client, error, tools),
+        },
+      },
     });
     // A dropped stream or failed send is a hint, not proof: confirm with a ping before declaring the server down.
     client.onerror = () => {
@@ -156,7 +191,8 @@ export class ServerConnection {
   }
 
   private changed(state: ConnectionState): void {
-    if (state === ConnectionState.unavailable) return this.listener.down(this.name, describeError(this.supervisor.lastError));
+    if (state === ConnectionState.unavailable)
+      return this.listener.down(this.name, describeError(this.supervisor.lastError));
     if (state !== ConnectionState.connected) return;
     this.listener.up(this.name, this.tools);
     if (this.toolsDiffer) this.listener.toolsChanged(this.name, this.tools);
@@ -177,7 +213,13 @@ export class ServerConnection {
 
   private unavailable(cause?: unknown): ServerUnavailableError {
     const { lastError, nextRetryAt } = this.supervisor;
-    return new ServerUnavailableError(this.name, this.server.mcpUrl, lastError === undefined ? undefined : describeError(lastError), nextRetryAt, { cause });
+    return new ServerUnavailableError(
+      this.name,
+      this.server.mcpUrl,
+      lastError === undefined ? undefined : describeError(lastError),
+      nextRetryAt,
+      { cause },
+    );
   }
 }
 

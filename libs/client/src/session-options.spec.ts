@@ -10,7 +10,12 @@ describe('session options', () => {
   });
 
   it('applies defaults', () => {
-    expect(resolveOptions()).toEqual({ reconnectBaseMs: 1000, healthIntervalMs: 15_000, connectTimeoutMs: 10_000, era: 'auto' });
+    expect(resolveOptions()).toEqual({
+      reconnectBaseMs: 1000,
+      healthIntervalMs: 15_000,
+      connectTimeoutMs: 10_000,
+      era: 'auto',
+    });
   });
 
   it('lists every bad key in one error', () => {

@@ -1,14 +1,28 @@
 import { InvalidInputError } from '@stoa/core';
 import { z } from 'zod';
 import { upstreamUrls } from './upstream-url';
-import { ProtocolMode, type HeadersSource, type MultiServerSessionOptions, type ResolvedSessionOptions, type ServerSpec } from './multi-server.types';
+import {
+  ProtocolMode,
+  type HeadersSource,
+  type MultiServerSessionOptions,
+  type ResolvedSessionOptions,
+  type ServerSpec,
+} from './multi-server.types';
 import { SERVER_NAME_PATTERN } from './tool-names';
 
 const serverSpecSchema = z.object({
-  name: z.string().regex(SERVER_NAME_PATTERN, 'use letters, digits, - and single inner underscores (it prefixes tool names as <name>__<tool>)'),
+  name: z
+    .string()
+    .regex(
+      SERVER_NAME_PATTERN,
+      'use letters, digits, - and single inner underscores (it prefixes tool names as <name>__<tool>)',
+    ),
   url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL such as http://127.0.0.1:8000 or …/mcp' }),
   headers: z
-    .union([z.record(z.string(), z.string()), z.custom<() => Promise<Record<string, string>>>((v) => typeof v === 'function')])
+    .union([
+      z.record(z.string(), z.string()),
+      z.custom<() => Promise<Record<string, string>>>((v) => typeof v === 'function'),
+    ])
     .optional(),
   roles: z.array(z.string().min(1)).optional(),
 });
@@ -45,13 +59,19 @@ export function selectServers(servers: readonly ServerSpec[], role: string | und
   if (!parsed.success) throw invalid('MultiServerSession servers', parsed.error);
   const seen = new Set<string>();
   for (const s of parsed.data) {
-    if (seen.has(s.name)) throw new InvalidInputError(`Two servers are named "${s.name}"; server names must be unique (they prefix tool names).`);
+    if (seen.has(s.name))
+      throw new InvalidInputError(
+        `Two servers are named "${s.name}"; server names must be unique (they prefix tool names).`,
+      );
     seen.add(s.name);
   }
   const selected = parsed.data.filter((s) => role === undefined || !s.roles?.length || s.roles.includes(role));
   if (!selected.length) {
     const roles = [...new Set(parsed.data.flatMap((s) => s.roles ?? []))].sort();
-    throw new InvalidInputError(`No server serves role "${role}". Roles declared: ${roles.join(', ') || '(none)'}.`, { role, roles });
+    throw new InvalidInputError(`No server serves role "${role}". Roles declared: ${roles.join(', ') || '(none)'}.`, {
+      role,
+      roles,
+    });
   }
   return selected.map((s) => ({ name: s.name, mcpUrl: mcpEndpoint(s.url), headers: s.headers }));
 }

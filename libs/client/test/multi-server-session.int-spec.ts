@@ -8,7 +8,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidInputError } from '@stoa/core';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
 import { freePort } from '../../../test/support/ports';
-import { type CallToolResult, MultiServerSession, type MultiServerSessionOptions, ServerUnavailableError, type ServerSpec, type ServerState, type SessionEvents, UnknownToolError } from '@stoa/client';
+import {
+  type CallToolResult,
+  MultiServerSession,
+  type MultiServerSessionOptions,
+  ServerUnavailableError,
+  type ServerSpec,
+  type ServerState,
+  type SessionEvents,
+  UnknownToolError,
+} from '@stoa/client';
 
 const executorConfig = (name: string) => ({ name, sessions: { warm_pool: 0 } });
 const opened: MultiServerSession[] = [];
@@ -21,20 +30,35 @@ async function open(servers: ServerSpec[], opts?: MultiServerSessionOptions): Pr
 
 /** The executor's JSON result: `{ stdout, stderr, success, … }`. */
 function output(result: CallToolResult): { stdout: string; success: boolean } {
-  return JSON.parse(result.content.map((c) => (c.type === 'text' ? c.text : '')).join('')) as { stdout: string; success: boolean };
+  return JSON.parse(result.content.map((c) => (c.type === 'text' ? c.text : '')).join('')) as {
+    stdout: string;
+    success: boolean;
+  };
 }
 
 /** Resolves on the first `event` that `accept`s; fails after `ms`, showing the session's status. */
-async function nextEvent<E extends keyof SessionEvents>(session: MultiServerSession, event: E, accept: (e: SessionEvents[E][0]) => boolean, ms = 30_000): Promise<void> {
+async function nextEvent<E extends keyof SessionEvents>(
+  session: MultiServerSession,
+  event: E,
+  accept: (e: SessionEvents[E][0]) => boolean,
+  ms = 30_000,
+): Promise<void> {
   try {
     for await (const [e] of on(session, event, { signal: AbortSignal.timeout(ms) })) if (accept(e)) return;
   } catch (err) {
-    throw new Error(`no matching ${event} within ${ms} ms; status: ${JSON.stringify(session.status())}`, { cause: err });
+    throw new Error(`no matching ${event} within ${ms} ms; status: ${JSON.stringify(session.status())}`, {
+      cause: err,
+    });
   }
 }
 
 /** Resolves once `server` is in `state`, checked now and on every up/down event. */
-async function waitForState(session: MultiServerSession, server: string, state: ServerState, ms = 30_000): Promise<void> {
+async function waitForState(
+  session: MultiServerSession,
+  server: string,
+  state: ServerState,
+  ms = 30_000,
+): Promise<void> {
   if (session.status()[server]?.state === state) return;
   const event = state === 'connected' ? 'serverUp' : 'serverDown';
   await nextEvent(session, event, (e) => e.server === server && session.status()[server]?.state === state, ms);
@@ -43,10 +67,16 @@ async function waitForState(session: MultiServerSession, server: string, state: 
 describe('MultiServerSession over two real executors', () => {
   let alpha: RunningExecutor;
   let beta: RunningExecutor;
-  const both = (): ServerSpec[] => [{ name: 'alpha', url: alpha.url }, { name: 'beta', url: beta.mcpUrl }];
+  const both = (): ServerSpec[] => [
+    { name: 'alpha', url: alpha.url },
+    { name: 'beta', url: beta.mcpUrl },
+  ];
 
   beforeAll(async () => {
-    [alpha, beta] = await Promise.all([startExecutor({ config: executorConfig('alpha') }), startExecutor({ config: executorConfig('beta') })]);
+    [alpha, beta] = await Promise.all([
+      startExecutor({ config: executorConfig('alpha') }),
+      startExecutor({ config: executorConfig('beta') }),
+    ]);
   });
   afterEach(async () => {
     await Promise.all(opened.splice(0).map((s) => s.close()));
@@ -62,7 +92,10 @@ describe('MultiServerSession over two real executors', () => {
     await once(silent, 'listening');
     const port = (silent.address() as { port: number }).port;
     const started = Date.now();
-    const session = await open([{ name: 'silent', url: `http://127.0.0.1:${port}` }, ...both()], { connectTimeoutMs: 3000, reconnectBaseMs: 60_000 });
+    const session = await open([{ name: 'silent', url: `http://127.0.0.1:${port}` }, ...both()], {
+      connectTimeoutMs: 3000,
+      reconnectBaseMs: 60_000,
+    });
     for (const s of sockets) s.destroy();
     silent.close();
 
@@ -76,8 +109,20 @@ describe('MultiServerSession over two real executors', () => {
   it('merges both catalogs under server-qualified names, keeping the original names', async () => {
     const session = await open(both());
     const tools = session.listTools();
-    expect(tools).toContainEqual(expect.objectContaining({ server: 'alpha', name: 'execute_alpha_code', qualifiedName: 'alpha__execute_alpha_code' }));
-    expect(tools).toContainEqual(expect.objectContaining({ server: 'beta', name: 'beta_list_sessions', qualifiedName: 'beta__beta_list_sessions' }));
+    expect(tools).toContainEqual(
+      expect.objectContaining({
+        server: 'alpha',
+        name: 'execute_alpha_code',
+        qualifiedName: 'alpha__execute_alpha_code',
+      }),
+    );
+    expect(tools).toContainEqual(
+      expect.objectContaining({
+        server: 'beta',
+        name: 'beta_list_sessions',
+        qualifiedName: 'beta__beta_list_sessions',
+      }),
+    );
     expect(tools.every((t) => /^[A-Za-z0-9_.-]{1,128}$/.test(t.qualifiedName))).toBe(true);
     expect(session.status().beta?.tools).toContain('execute_beta_code');
   });
@@ -93,8 +138,14 @@ describe('MultiServerSession over two real executors', () => {
   });
 
   it('accepts server URLs with or without the /mcp suffix', async () => {
-    const session = await open([{ name: 'bare', url: alpha.url }, { name: 'slash', url: `${alpha.url}/` }, { name: 'suffixed', url: alpha.mcpUrl }]);
-    expect(Object.values(session.status()).map((s) => [s.state, s.url])).toEqual(Array(3).fill(['connected', alpha.mcpUrl]));
+    const session = await open([
+      { name: 'bare', url: alpha.url },
+      { name: 'slash', url: `${alpha.url}/` },
+      { name: 'suffixed', url: alpha.mcpUrl },
+    ]);
+    expect(Object.values(session.status()).map((s) => [s.state, s.url])).toEqual(
+      Array(3).fill(['connected', alpha.mcpUrl]),
+    );
   });
 
   it('rejects an unknown tool, naming the closest matches', async () => {
@@ -102,11 +153,16 @@ describe('MultiServerSession over two real executors', () => {
     const err: unknown = await session.callTool('alpha__execute_alpah_code', { code: '1' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UnknownToolError);
     expect((err as Error).message).toMatch(/"alpha__execute_alpah_code".*Did you mean: alpha__execute_alpha_code/);
-    await expect(session.callTool('execute_beta_code', { code: '1' })).rejects.toThrow(/Did you mean: beta__execute_beta_code/);
+    await expect(session.callTool('execute_beta_code', { code: '1' })).rejects.toThrow(
+      /Did you mean: beta__execute_beta_code/,
+    );
   });
 
   it('keeps only the servers serving the requested role, plus the role-less ones', async () => {
-    const servers: ServerSpec[] = [{ name: 'alpha', url: alpha.url, roles: ['compute'] }, { name: 'beta', url: beta.url, roles: ['analytics'] }];
+    const servers: ServerSpec[] = [
+      { name: 'alpha', url: alpha.url, roles: ['compute'] },
+      { name: 'beta', url: beta.url, roles: ['analytics'] },
+    ];
     servers.push({ name: 'shared', url: beta.url }); // no roles: serves every role
     const session = await open(servers, { role: 'analytics' });
     expect(Object.keys(session.status())).toEqual(['beta', 'shared']);
@@ -141,7 +197,13 @@ describe('MultiServerSession over two real executors', () => {
 
     beforeAll(async () => {
       port = await freePort();
-      session = await MultiServerSession.connect([{ name: 'alpha', url: alpha.url }, { name: 'gamma', url: `http://127.0.0.1:${port}` }], { reconnectBaseMs: 100 });
+      session = await MultiServerSession.connect(
+        [
+          { name: 'alpha', url: alpha.url },
+          { name: 'gamma', url: `http://127.0.0.1:${port}` },
+        ],
+        { reconnectBaseMs: 100 },
+      );
     });
     afterAll(async () => {
       await session?.close();
@@ -149,15 +211,26 @@ describe('MultiServerSession over two real executors', () => {
     });
 
     it('reports it unavailable with its error while the other server works', async () => {
-      expect(session.status().gamma).toMatchObject({ state: 'unavailable', lastError: expect.stringMatching(/ECONNREFUSED/) });
-      const err: unknown = await session.callTool('gamma', 'execute_gamma_code', { code: '1' }).catch((e: unknown) => e);
+      expect(session.status().gamma).toMatchObject({
+        state: 'unavailable',
+        lastError: expect.stringMatching(/ECONNREFUSED/),
+      });
+      const err: unknown = await session
+        .callTool('gamma', 'execute_gamma_code', { code: '1' })
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ServerUnavailableError);
-      expect((err as Error).message).toMatch(/"gamma" \(http:\/\/127\.0\.0\.1:\d+\/mcp\) is unavailable: .*ECONNREFUSED/);
+      expect((err as Error).message).toMatch(
+        /"gamma" \(http:\/\/127\.0\.0\.1:\d+\/mcp\) is unavailable: .*ECONNREFUSED/,
+      );
       expect(output(await session.callTool('alpha__execute_alpha_code', { code: '1+1' })).stdout).toBe('2\n');
     });
 
     it('brings it into the same session once an executor listens on that port', async () => {
-      const up = nextEvent(session, 'serverUp', (e) => e.server === 'gamma' && e.tools.some((t) => t.qualifiedName === 'gamma__execute_gamma_code'));
+      const up = nextEvent(
+        session,
+        'serverUp',
+        (e) => e.server === 'gamma' && e.tools.some((t) => t.qualifiedName === 'gamma__execute_gamma_code'),
+      );
       gamma = await startExecutor({ port, config: executorConfig('gamma') });
       await up;
       expect(output(await session.callTool('gamma__execute_gamma_code', { code: '1+1' })).stdout).toBe('2\n');
@@ -171,7 +244,10 @@ describe('MultiServerSession over two real executors', () => {
 
     beforeAll(async () => {
       delta = await startExecutor({ config: executorConfig('delta') });
-      const servers = [{ name: 'alpha', url: alpha.url }, { name: 'delta', url: delta.url }];
+      const servers = [
+        { name: 'alpha', url: alpha.url },
+        { name: 'delta', url: delta.url },
+      ];
       // `watched` also pings every 200 ms; `idle` relies on stream-drop hints and on its calls.
       [watched, idle] = await Promise.all([
         MultiServerSession.connect(servers, { healthIntervalMs: 200, reconnectBaseMs: 100 }),
@@ -220,7 +296,11 @@ describe('MultiServerSession over two real executors', () => {
       const servers = [{ name: 'zeta', url: zeta.url }];
       [session, idle] = await Promise.all([
         MultiServerSession.connect(servers, { healthIntervalMs: 200, connectTimeoutMs: 1000, reconnectBaseMs: 100 }),
-        MultiServerSession.connect(servers, { healthIntervalMs: 600_000, connectTimeoutMs: 1000, reconnectBaseMs: 100 }),
+        MultiServerSession.connect(servers, {
+          healthIntervalMs: 600_000,
+          connectTimeoutMs: 1000,
+          reconnectBaseMs: 100,
+        }),
       ]);
     });
     afterAll(async () => {
@@ -265,8 +345,13 @@ describe('MultiServerSession against a 2025-era server whose tools change', () =
     let transport = typeof sid === 'string' ? transports.get(sid) : undefined;
     if (!transport) {
       const server = new McpServer({ name: 'tiny', version: '1.0.0' });
-      server.registerTool('hello', { description: 'Says hello' }, () => ({ content: [{ type: 'text', text: 'hello' }] }));
-      const created = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: randomUUID, onsessioninitialized: (id) => void transports.set(id, created) });
+      server.registerTool('hello', { description: 'Says hello' }, () => ({
+        content: [{ type: 'text', text: 'hello' }],
+      }));
+      const created = new NodeStreamableHTTPServerTransport({
+        sessionIdGenerator: randomUUID,
+        onsessioninitialized: (id) => void transports.set(id, created),
+      });
       servers.push(server);
       await server.connect((transport = created));
     }
@@ -297,12 +382,13 @@ describe('MultiServerSession against a 2025-era server whose tools change', () =
 
   it('refreshes the catalog on notifications/tools/list_changed', async () => {
     // The notification rides the client's GET stream: add the tool only once that stream is open.
-    for (const deadline = Date.now() + 10_000; !seen.some((r) => r.method === 'GET'); ) {
+    for (const deadline = Date.now() + 10_000; !seen.some((r) => r.method === 'GET');) {
       if (Date.now() > deadline) throw new Error('the client never opened its notification stream');
       await new Promise((r) => setTimeout(r, 20));
     }
     const changed = nextEvent(session, 'toolsChanged', (e) => e.tools.some((t) => t.qualifiedName === 'tiny__goodbye'));
-    for (const s of servers) s.registerTool('goodbye', { description: 'Says goodbye' }, () => ({ content: [{ type: 'text', text: 'bye' }] }));
+    for (const s of servers)
+      s.registerTool('goodbye', { description: 'Says goodbye' }, () => ({ content: [{ type: 'text', text: 'bye' }] }));
     await changed;
     expect(session.listTools().map((t) => t.qualifiedName)).toEqual(['tiny__hello', 'tiny__goodbye']);
     expect((await session.callTool('tiny__goodbye')).content).toEqual([{ type: 'text', text: 'bye' }]);

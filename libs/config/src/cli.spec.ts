@@ -6,7 +6,12 @@ const USAGE = 'Usage: app --config <x.yaml>';
 
 describe('parseCli', () => {
   it('maps the shared flags to config paths and reads the app flags', () => {
-    const cli = parseCli(USAGE, ['warm'], ['-c', 'a.yaml', '--host', '0.0.0.0', '--port', '9', '--allow-unauthenticated-remote', '--warm'], {});
+    const cli = parseCli(
+      USAGE,
+      ['warm'],
+      ['-c', 'a.yaml', '--host', '0.0.0.0', '--port', '9', '--allow-unauthenticated-remote', '--warm'],
+      {},
+    );
     expect(cli).toEqual({
       help: false,
       file: 'a.yaml',
@@ -20,7 +25,11 @@ describe('parseCli', () => {
     expect(cli).toEqual({
       help: false,
       file: 'env.yaml',
-      overrides: { 'server.host': undefined, 'server.port': undefined, 'server.allow_unauthenticated_remote': undefined },
+      overrides: {
+        'server.host': undefined,
+        'server.port': undefined,
+        'server.allow_unauthenticated_remote': undefined,
+      },
       flags: { warm: false },
     });
   });

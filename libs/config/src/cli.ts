@@ -17,7 +17,12 @@ export interface CliArgs {
  * Parses the flags every app shares (`--config/-c`, `--host`, `--port`, `--allow-unauthenticated-remote`,
  * `--help/-h`) plus `booleans`; an unknown or malformed flag refuses the start with the app's usage.
  */
-export function parseCli(usage: string, booleans: readonly string[] = [], argv = process.argv.slice(2), env = process.env): CliArgs {
+export function parseCli(
+  usage: string,
+  booleans: readonly string[] = [],
+  argv = process.argv.slice(2),
+  env = process.env,
+): CliArgs {
   let values;
   try {
     ({ values } = parseArgs({

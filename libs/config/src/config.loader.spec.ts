@@ -19,7 +19,13 @@ function yamlFile(text: string): string {
 describe('loadConfig', () => {
   it('applies defaults, then the file, then env, then overrides', () => {
     const file = yamlFile('name: demo\nserver:\n  port: 9000\n');
-    const { config } = loadConfig({ schema, file, env: { PORT: '9100', OPEN: 'yes' }, envMap: { PORT: 'server.port', OPEN: 'server.open' }, overrides: { 'server.port': '9200' } });
+    const { config } = loadConfig({
+      schema,
+      file,
+      env: { PORT: '9100', OPEN: 'yes' },
+      envMap: { PORT: 'server.port', OPEN: 'server.open' },
+      overrides: { 'server.port': '9200' },
+    });
     expect(config).toEqual({ name: 'demo', server: { port: 9200, open: true } });
   });
 
@@ -52,11 +58,19 @@ describe('loadConfig', () => {
 });
 
 describe('checkConfig', () => {
-  const entry = z.union([z.string(), z.strictObject({ url: z.string(), auth: z.strictObject({ mode: z.enum(['none', 'obo']) }).optional() })]);
+  const entry = z.union([
+    z.string(),
+    z.strictObject({ url: z.string(), auth: z.strictObject({ mode: z.enum(['none', 'obo']) }).optional() }),
+  ]);
 
   it('reports the problems of the one union option the value has the type of, with full paths', () => {
-    const result = checkConfig(z.strictObject({ peers: z.record(z.string(), entry) }), { peers: { gis: { url: 'http://gis', auth: { mdoe: 'none' } } } });
-    expect(!result.success && result.problems).toEqual([expect.stringMatching(/^peers\.gis\.auth\.mode: /), 'peers.gis.auth.mdoe: unknown key; did you mean mode?']);
+    const result = checkConfig(z.strictObject({ peers: z.record(z.string(), entry) }), {
+      peers: { gis: { url: 'http://gis', auth: { mdoe: 'none' } } },
+    });
+    expect(!result.success && result.problems).toEqual([
+      expect.stringMatching(/^peers\.gis\.auth\.mode: /),
+      'peers.gis.auth.mdoe: unknown key; did you mean mode?',
+    ]);
   });
 
   it('returns the parsed value when the document is valid', () => {

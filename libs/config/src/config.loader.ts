@@ -51,7 +51,12 @@ export function loadConfig<S extends z.ZodType>(options: LoadConfigOptions<S>): 
  * Validates a raw document; throws one ConfigError naming every bad key, unknown keys with the nearest valid
  * name. `envSources` (dotted path → env variable) names the variable a bad value came from.
  */
-export function parseConfig<S extends z.ZodType>(schema: S, raw: unknown, source: string, envSources: ReadonlyMap<string, string> = new Map()): z.output<S> {
+export function parseConfig<S extends z.ZodType>(
+  schema: S,
+  raw: unknown,
+  source: string,
+  envSources: ReadonlyMap<string, string> = new Map(),
+): z.output<S> {
   const checked = checkConfig(schema, raw, envSources);
   if (!checked.success) throw new ConfigError(source, checked.problems);
   return checked.data;
@@ -60,7 +65,11 @@ export function parseConfig<S extends z.ZodType>(schema: S, raw: unknown, source
 export type ConfigCheck<T> = { success: true; data: T } | { success: false; problems: string[] };
 
 /** {@link parseConfig} without the throw: the parsed value, or one line per problem (`path: what is wrong`). */
-export function checkConfig<S extends z.ZodType>(schema: S, raw: unknown, envSources: ReadonlyMap<string, string> = new Map()): ConfigCheck<z.output<S>> {
+export function checkConfig<S extends z.ZodType>(
+  schema: S,
+  raw: unknown,
+  envSources: ReadonlyMap<string, string> = new Map(),
+): ConfigCheck<z.output<S>> {
   const knownKeys = new Map<unknown, string[]>(); // the object that had unknown keys → its schema's keys
   const parsed = schema.safeParse(raw, {
     reportInput: true,
@@ -74,7 +83,8 @@ export function checkConfig<S extends z.ZodType>(schema: S, raw: unknown, envSou
   if (parsed.success) return { success: true, data: parsed.data };
   const problems = parsed.error.issues.flatMap(unwrapUnion).flatMap((issue) => {
     const key = issue.path.map(String).join('.');
-    if (issue.code === 'unrecognized_keys') return unknownKeyProblems(key, issue.keys, knownKeys.get(issue.input) ?? []);
+    if (issue.code === 'unrecognized_keys')
+      return unknownKeyProblems(key, issue.keys, knownKeys.get(issue.input) ?? []);
     const from = envSources.get(key);
     return [`${key || '(root)'}${from ? ` (from ${from})` : ''}: ${issue.message}`];
   });
@@ -87,7 +97,9 @@ export function checkConfig<S extends z.ZodType>(schema: S, raw: unknown, envSou
  */
 function unwrapUnion(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
   if (issue.code !== 'invalid_union' || !issue.errors.length) return [issue];
-  const typed = issue.errors.filter((branch) => !(branch.length === 1 && branch[0]?.code === 'invalid_type' && branch[0].path.length === 0));
+  const typed = issue.errors.filter(
+    (branch) => !(branch.length === 1 && branch[0]?.code === 'invalid_type' && branch[0].path.length === 0),
+  );
   if (typed.length !== 1) return [issue];
   return (typed[0] ?? []).flatMap((sub) => unwrapUnion({ ...sub, path: [...issue.path, ...sub.path] }));
 }

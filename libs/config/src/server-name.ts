@@ -14,4 +14,7 @@ const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,46}$/;
 /** zod schema for the name rule above, with a message that says what to change. */
 export const serverName = z
   .string()
-  .regex(NAME_PATTERN, 'use 1-47 letters, digits, _ and - starting with a letter or digit (the name becomes part of MCP tool names such as execute_{name}_code)');
+  .regex(
+    NAME_PATTERN,
+    'use 1-47 letters, digits, _ and - starting with a letter or digit (the name becomes part of MCP tool names such as execute_{name}_code)',
+  );

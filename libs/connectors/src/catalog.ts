@@ -49,18 +49,37 @@ interface CatalogDoc {
 const shortType = (t = 'object'): string => t.replace(/^builtins\./, '');
 
 /** Parses an upstream's `GET /catalog` (types stay opaque strings; never imported), applying expose/alias rules. */
-export function parseCatalog(raw: unknown, fallbackName: string, rules: { expose: string[] | null; aliases: Record<string, string> }): Omit<UpstreamCatalog, 'mcpTools'> & { mcpTools?: McpToolInfo[] } {
+export function parseCatalog(
+  raw: unknown,
+  fallbackName: string,
+  rules: { expose: string[] | null; aliases: Record<string, string> },
+): Omit<UpstreamCatalog, 'mcpTools'> & { mcpTools?: McpToolInfo[] } {
   const doc = (raw ?? {}) as CatalogDoc;
   const serverName = doc.server_name || fallbackName;
-  const param = (required: boolean) => (p: CatalogParam): ParameterSpec => ({ name: p.name, type: shortType(p.type), description: p.description ?? '', required, default: required ? undefined : p.default });
+  const param =
+    (required: boolean) =>
+    (p: CatalogParam): ParameterSpec => ({
+      name: p.name,
+      type: shortType(p.type),
+      description: p.description ?? '',
+      required,
+      default: required ? undefined : p.default,
+    });
   const tools: ToolDef[] = (doc.tools ?? [])
     .filter((t) => typeof t?.name === 'string' && exposed(t.name, rules.expose))
     .map((t, id) => ({
       id,
       name: rules.aliases[t.name] ?? t.name,
       description: t.description ?? '',
-      parameters: [...(t.required_parameters ?? []).map(param(true)), ...(t.optional_parameters ?? []).map(param(false))],
-      returns: (t.return_spec ?? []).map((r) => ({ name: r.name ?? 'result', type: shortType(r.type), description: r.description ?? '' })),
+      parameters: [
+        ...(t.required_parameters ?? []).map(param(true)),
+        ...(t.optional_parameters ?? []).map(param(false)),
+      ],
+      returns: (t.return_spec ?? []).map((r) => ({
+        name: r.name ?? 'result',
+        type: shortType(r.type),
+        description: r.description ?? '',
+      })),
       module: t.module ?? '',
       requires: t.state_transition?.requires ?? [],
       produces: t.state_transition?.produces ?? [],
@@ -68,12 +87,22 @@ export function parseCatalog(raw: unknown, fallbackName: string, rules: { expose
     }));
   const skills: SkillDef[] = (doc.skills ?? [])
     .filter((s) => typeof s?.name === 'string')
-    .map((s) => ({ name: s.name as string, description: s.description ?? '', domain: s.domain ?? serverName, states: s.states ?? [], content: '', path: '' }));
+    .map((s) => ({
+      name: s.name as string,
+      description: s.description ?? '',
+      domain: s.domain ?? serverName,
+      states: s.states ?? [],
+      content: '',
+      path: '',
+    }));
   return {
     serverName,
     domain: { serverName, tools, skills, states: Array.isArray(doc.states) ? doc.states : [] },
     mcpTools: Array.isArray(doc.mcp_tools) ? doc.mcp_tools : undefined,
-    version: createHash('sha256').update(JSON.stringify(raw ?? null)).digest('hex').slice(0, 16),
+    version: createHash('sha256')
+      .update(JSON.stringify(raw ?? null))
+      .digest('hex')
+      .slice(0, 16),
   };
 }
 

@@ -14,7 +14,7 @@ export const CONNECTOR_ENV = {
 /** `CONNECTOR_PORT` (fallback `MCP_SERVER_PORT`) sets the listener port, as in the reference. */
 export function applyConnectorPort(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
   const port = env.CONNECTOR_PORT ?? env.MCP_SERVER_PORT;
-  if (port) raw.server = { ...((raw.server) ?? {}), port };
+  if (port) raw.server = { ...(raw.server ?? {}), port };
 }
 
 /** A connector's `--help` text: the shared flags, then the env variables it reads (`env`) after the common ones. */
@@ -24,6 +24,9 @@ Env: STOA_CONFIG, CONNECTOR_NAME, CONNECTOR_PORT, HOST, PORT, ${env}, ENTRA_CLIE
 }
 
 /** CLI overrides of a connector; one started without a file or CONNECTOR_NAME is named `connector`. */
-export function connectorOverrides(cli: { file: string | undefined; overrides: Record<string, unknown> }, env: NodeJS.ProcessEnv): Record<string, unknown> {
+export function connectorOverrides(
+  cli: { file: string | undefined; overrides: Record<string, unknown> },
+  env: NodeJS.ProcessEnv,
+): Record<string, unknown> {
   return { name: !cli.file && !env.CONNECTOR_NAME ? 'connector' : undefined, ...cli.overrides };
 }

@@ -29,7 +29,12 @@ export interface ForwardOutcome {
 /** Per-connector policy around the fast path (the gateway's policy, rate limits and audit). */
 export interface FastPathHooks {
   /** A tool error message to answer with instead of forwarding (denied, rate limited), or undefined to go on. */
-  before?: (principal: Principal, tool: string, body: RpcBody, bytesIn: number) => Promise<{ message: string; extra?: Record<string, unknown> } | undefined>;
+  before?: (
+    principal: Principal,
+    tool: string,
+    body: RpcBody,
+    bytesIn: number,
+  ) => Promise<{ message: string; extra?: Record<string, unknown> } | undefined>;
   /** Extra headers for the upstream request (e.g. the function policy executors enforce in kernels). */
   headers?: Record<string, string>;
   after?: (principal: Principal, tool: string, body: RpcBody, outcome: ForwardOutcome) => void;
@@ -47,7 +52,13 @@ const CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
  */
 export function connectorFastPath(pool: UpstreamPool, principals: PrincipalResolver, hooks: FastPathHooks = {}) {
   return (req: RawRequest, res: ServerResponse, next: () => void): void => {
-    if (req.method !== 'POST' || (req.url !== '/mcp' && !req.url?.startsWith('/mcp?')) || req.headers['mcp-session-id'] || !req.headers['mcp-protocol-version']) return next();
+    if (
+      req.method !== 'POST' ||
+      (req.url !== '/mcp' && !req.url?.startsWith('/mcp?')) ||
+      req.headers['mcp-session-id'] ||
+      !req.headers['mcp-protocol-version']
+    )
+      return next();
     const method = req.headers['mcp-method'];
     const body = req.body as RpcBody | undefined;
     if (envelopeRefusal(body)) return next(); // unbounded names / ids: the endpoint refuses them with the reason
@@ -62,16 +73,31 @@ export function connectorFastPath(pool: UpstreamPool, principals: PrincipalResol
     void principals.tryResolve(req.headers.authorization).then((principal) => {
       if (!principal) return next();
       req.principal = principal; // for the access log
-      const done = route ? forward(pool, route, req, res, principal, body!, hooks) : relayTask(pool, method, res, principal, body!);
+      const done = route
+        ? forward(pool, route, req, res, principal, body!, hooks)
+        : relayTask(pool, method, res, principal, body!);
       return done.catch((err: Error) => {
         logger.error({ err: err.message }, 'fast path failed');
-        if (!res.headersSent) toolError(res, body?.id, `Connector error: ${err.message}. Retry; if it persists, report it to the operator.`);
+        if (!res.headersSent)
+          toolError(
+            res,
+            body?.id,
+            `Connector error: ${err.message}. Retry; if it persists, report it to the operator.`,
+          );
       });
     }, next);
   };
 }
 
-async function forward(pool: UpstreamPool, upstream: Upstream, req: RawRequest, res: ServerResponse, principal: Principal, body: RpcBody, hooks: FastPathHooks): Promise<void> {
+async function forward(
+  pool: UpstreamPool,
+  upstream: Upstream,
+  req: RawRequest,
+  res: ServerResponse,
+  principal: Principal,
+  body: RpcBody,
+  hooks: FastPathHooks,
+): Promise<void> {
   const started = performance.now();
   const raw = req.rawBody ?? JSON.stringify(req.body);
   const bytesIn = Buffer.byteLength(raw);
@@ -82,13 +108,27 @@ async function forward(pool: UpstreamPool, upstream: Upstream, req: RawRequest, 
   res.once('close', () => res.writableFinished || ac.abort()); // the caller went away: cancel upstream
   try {
     const r = await pool.forward(upstream, principal, raw, req.headers, res, ac.signal, hooks.headers);
-    hooks.after?.(principal, tool, body, { isError: r.isError, bytesIn, bytesOut: r.bytesOut, durationMs: performance.now() - started, sessionId: r.refs.session_id });
+    hooks.after?.(principal, tool, body, {
+      isError: r.isError,
+      bytesIn,
+      bytesOut: r.bytesOut,
+      durationMs: performance.now() - started,
+      sessionId: r.refs.session_id,
+    });
   } catch (err) {
     const failed = ac.signal.aborted ? 'cancelled by the caller' : (err as Error).message;
-    hooks.after?.(principal, tool, body, { isError: true, failed, bytesIn, bytesOut: 0, durationMs: performance.now() - started });
+    hooks.after?.(principal, tool, body, {
+      isError: true,
+      failed,
+      bytesIn,
+      bytesOut: 0,
+      durationMs: performance.now() - started,
+    });
     if (ac.signal.aborted) return;
     // Credential problems explain themselves (no token for OBO, an app-only caller…); anything else is the network.
-    const message = isAppError(err) ? err.message : `Cannot reach upstream '${upstream.name}': ${(err as Error).message}. Retry; the connector reconnects on its own (see /health).`;
+    const message = isAppError(err)
+      ? err.message
+      : `Cannot reach upstream '${upstream.name}': ${(err as Error).message}. Retry; the connector reconnects on its own (see /health).`;
     if (!isAppError(err)) logger.warn({ upstream: upstream.name, err: (err as Error).message }, 'forward failed');
     if (!res.headersSent) toolError(res, body.id, message);
     else res.end();
@@ -96,13 +136,23 @@ async function forward(pool: UpstreamPool, upstream: Upstream, req: RawRequest, 
 }
 
 /** Tasks belong to one upstream; ask each healthy one until one knows the task (task ids are unguessable). */
-async function relayTask(pool: UpstreamPool, method: string, res: ServerResponse, principal: Principal, body: RpcBody): Promise<void> {
+async function relayTask(
+  pool: UpstreamPool,
+  method: string,
+  res: ServerResponse,
+  principal: Principal,
+  body: RpcBody,
+): Promise<void> {
   let last: { code: number; message: string } = { code: -32602, message: `Task ${body.params?.taskId} not found.` };
   for (const upstream of pool.upstreams().filter((u) => u.healthy && u.era === 'modern')) {
     try {
       const authorization = await pool.authorization(upstream, principal);
       // The caller's declared capabilities travel with the request: the upstream checks the Tasks extension.
-      const r = await upstream.http.rpc(method, { taskId: body.params?.taskId }, { authorization, name: body.params?.taskId, clientCapabilities: clientCapabilitiesOf(body) });
+      const r = await upstream.http.rpc(
+        method,
+        { taskId: body.params?.taskId },
+        { authorization, name: body.params?.taskId, clientCapabilities: clientCapabilitiesOf(body) },
+      );
       if (r.result) return json(res, { jsonrpc: '2.0', id: body.id ?? null, result: r.result });
       if (r.error) last = r.error;
     } catch (err) {
@@ -125,5 +175,13 @@ function json(res: ServerResponse, body: unknown): void {
 }
 
 function toolError(res: ServerResponse, id: RpcBody['id'], message: string, extra: Record<string, unknown> = {}): void {
-  json(res, { jsonrpc: '2.0', id: id ?? null, result: { resultType: 'complete', content: [{ type: 'text', text: JSON.stringify({ success: false, error: message, ...extra }, null, 2) }], isError: true } });
+  json(res, {
+    jsonrpc: '2.0',
+    id: id ?? null,
+    result: {
+      resultType: 'complete',
+      content: [{ type: 'text', text: JSON.stringify({ success: false, error: message, ...extra }, null, 2) }],
+      isError: true,
+    },
+  });
 }

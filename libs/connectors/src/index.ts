@@ -1,6 +1,12 @@
 /** @stoa/connectors: the upstream pool (router, gateway, dispatcher) and upstream credentials. The client session is @stoa/client. */
 /** Upstream config (`upstreams:` entries, `connectors:` pool settings). */
-export { poolConfigSchema, upstreamSchema, type CredentialSource, type PoolConfig, type UpstreamConfig } from './upstream.config';
+export {
+  poolConfigSchema,
+  upstreamSchema,
+  type CredentialSource,
+  type PoolConfig,
+  type UpstreamConfig,
+} from './upstream.config';
 /** One upstream (state, catalog, health) and the pool of them. */
 export { Upstream, type UpstreamEra, type UpstreamState, type UpstreamStatus } from './upstream';
 export { UpstreamPool, type UpstreamToolResult } from './upstream-pool';

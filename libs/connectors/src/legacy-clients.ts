@@ -26,9 +26,14 @@ export class LegacyClients {
     const hit = this.clients.get(key);
     if (hit) return hit;
     const made = (async () => {
-      const client = new Client({ name: 'stoa-connector', version: '0.1.0' }, { versionNegotiation: { mode: 'legacy' } });
+      const client = new Client(
+        { name: 'stoa-connector', version: '0.1.0' },
+        { versionNegotiation: { mode: 'legacy' } },
+      );
       const headers = authorization ? { Authorization: authorization } : undefined;
-      await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), headers ? { requestInit: { headers } } : undefined));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(mcpUrl), headers ? { requestInit: { headers } } : undefined),
+      );
       return client;
     })();
     made.catch(() => this.clients.delete(key)); // a failed connect is retried next time

@@ -9,7 +9,11 @@ import type { PoolConfig, UpstreamConfig } from './upstream.config';
  * retried in the background), credentials checked at start (passthrough only to our own audience, no shared
  * upstream identity beside Entra auth unless acknowledged).
  */
-export async function createUpstreamPool(upstreams: readonly UpstreamConfig[], pool: PoolConfig, auth: AuthConfig): Promise<UpstreamPool> {
+export async function createUpstreamPool(
+  upstreams: readonly UpstreamConfig[],
+  pool: PoolConfig,
+  auth: AuthConfig,
+): Promise<UpstreamPool> {
   const connector = connectorIdentity(auth);
   const logger = new Logger('Upstreams');
   const created = new UpstreamPool(upstreams, pool, (u) => {
@@ -18,6 +22,10 @@ export async function createUpstreamPool(upstreams: readonly UpstreamConfig[], p
     return credentials;
   });
   await created.start();
-  for (const st of created.status()) logger.log({ upstream: st.name, state: st.state, server: st.server_name, tools: st.tools, err: st.last_error ?? undefined }, 'upstream');
+  for (const st of created.status())
+    logger.log(
+      { upstream: st.name, state: st.state, server: st.server_name, tools: st.tools, err: st.last_error ?? undefined },
+      'upstream',
+    );
   return created;
 }

@@ -35,9 +35,22 @@ export function probe(run: () => Promise<unknown>, detail: Record<string, unknow
 
 /** The readiness answer, naming what is failing; send it with {@link readinessStatus}. */
 export function readiness(server: string, checks: Readiness['checks']): Readiness {
-  const failing = Object.entries(checks).flatMap(([name, c]) => (isCheck(c) ? (c.ok ? [] : [name]) : Object.entries(c).filter(([, x]) => !x.ok).map(([n]) => `${name}.${n}`)));
+  const failing = Object.entries(checks).flatMap(([name, c]) =>
+    isCheck(c)
+      ? c.ok
+        ? []
+        : [name]
+      : Object.entries(c)
+          .filter(([, x]) => !x.ok)
+          .map(([n]) => `${name}.${n}`),
+  );
   if (!failing.length) return { status: 'ready', server, checks };
-  return { status: 'not_ready', server, checks, message: `Not ready: ${failing.join(', ')} failing; see each check's error. The connector retries on its own.` };
+  return {
+    status: 'not_ready',
+    server,
+    checks,
+    message: `Not ready: ${failing.join(', ')} failing; see each check's error. The connector retries on its own.`,
+  };
 }
 
 /** 200 when ready, 503 when any check fails. */

@@ -19,7 +19,8 @@ export interface RpcMessage {
 }
 
 /** Request headers a proxy hop forwards unchanged (MCP routing headers, tracing). */
-const FORWARDED = /^(mcp-protocol-version|mcp-method|mcp-name|mcp-param-.+|content-type|accept|traceparent|tracestate|baggage)$/;
+const FORWARDED =
+  /^(mcp-protocol-version|mcp-method|mcp-name|mcp-param-.+|content-type|accept|traceparent|tracestate|baggage)$/;
 /** Response headers sent back to the caller. */
 const RETURNED = ['content-type', 'cache-control', 'x-accel-buffering'];
 
@@ -34,12 +35,23 @@ export class UpstreamHttp {
 
   constructor(url: string, connections: number) {
     this.urls = upstreamUrls(url);
-    this.pool = new Pool(this.urls.origin, { connections, pipelining: 1, keepAliveTimeout: 30_000, headersTimeout: 0, bodyTimeout: 0 });
+    this.pool = new Pool(this.urls.origin, {
+      connections,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
   }
 
   /** GET a JSON document below the upstream's base URL (e.g. /catalog, /health). */
   async getJson(path: string, timeoutMs: number): Promise<{ status: number; body: unknown }> {
-    const r = await this.pool.request({ path: `${this.urls.basePath}${path}`, method: 'GET', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) });
+    const r = await this.pool.request({
+      path: `${this.urls.basePath}${path}`,
+      method: 'GET',
+      headers: { accept: 'application/json' },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     const text = await r.body.text();
     let body: unknown = text;
     try {
@@ -54,7 +66,14 @@ export class UpstreamHttp {
    * Pipes one caller request to the upstream and its answer back. Aborting `signal` (the caller went away)
    * aborts the upstream request, which a 2026-07-28 server treats as cancellation.
    */
-  async forward(body: Buffer | string, headers: IncomingHttpHeaders, authorization: string | undefined, res: ServerResponse, signal: AbortSignal, extra?: Record<string, string>): Promise<ForwardResult> {
+  async forward(
+    body: Buffer | string,
+    headers: IncomingHttpHeaders,
+    authorization: string | undefined,
+    res: ServerResponse,
+    signal: AbortSignal,
+    extra?: Record<string, string>,
+  ): Promise<ForwardResult> {
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(headers)) if (typeof v === 'string' && FORWARDED.test(k)) out[k] = v;
     if (authorization) out.authorization = authorization;
@@ -94,15 +113,38 @@ export class UpstreamHttp {
   async rpc(
     method: string,
     params: Record<string, unknown>,
-    opts: { authorization?: string; signal?: AbortSignal; name?: string; headers?: Record<string, string>; clientCapabilities?: Record<string, unknown>; onNotification?: (m: RpcMessage) => void },
+    opts: {
+      authorization?: string;
+      signal?: AbortSignal;
+      name?: string;
+      headers?: Record<string, string>;
+      clientCapabilities?: Record<string, unknown>;
+      onNotification?: (m: RpcMessage) => void;
+    },
   ): Promise<RpcMessage> {
-    const meta = { ...((params._meta as Record<string, unknown> | undefined) ?? {}), [PROTOCOL_META]: MODERN, 'io.modelcontextprotocol/clientCapabilities': opts.clientCapabilities ?? {}, 'io.modelcontextprotocol/clientInfo': { name: 'stoa-connector', version: '0.1.0' } };
+    const meta = {
+      ...((params._meta as Record<string, unknown> | undefined) ?? {}),
+      [PROTOCOL_META]: MODERN,
+      'io.modelcontextprotocol/clientCapabilities': opts.clientCapabilities ?? {},
+      'io.modelcontextprotocol/clientInfo': { name: 'stoa-connector', version: '0.1.0' },
+    };
     const id = 1;
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': method };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': MODERN,
+      'mcp-method': method,
+    };
     if (opts.name) headers['mcp-name'] = opts.name;
     if (opts.authorization) headers.authorization = opts.authorization;
     if (opts.headers) Object.assign(headers, opts.headers);
-    const r = await this.pool.request({ path: this.urls.mcpPath, method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } }), signal: opts.signal });
+    const r = await this.pool.request({
+      path: this.urls.mcpPath,
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } }),
+      signal: opts.signal,
+    });
     const type = String(r.headers['content-type'] ?? '');
     if (type.includes('text/event-stream')) {
       let final: RpcMessage | undefined;
@@ -148,7 +190,11 @@ export interface ForwardResult {
 function outcomeOf(status: number, text: string | undefined, bytesOut: number): ForwardResult {
   const message = parseMessage(text);
   const result = message?.result;
-  return { isError: status >= 400 || message?.error !== undefined || result?.isError === true, bytesOut, refs: resultRefs(result) };
+  return {
+    isError: status >= 400 || message?.error !== undefined || result?.isError === true,
+    bytesOut,
+    refs: resultRefs(result),
+  };
 }
 
 function parseMessage(text: string | undefined): RpcMessage | undefined {

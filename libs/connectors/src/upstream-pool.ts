@@ -39,10 +39,17 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
     credentials: (upstream: UpstreamConfig) => CredentialSource,
   ) {
     super();
-    this.legacy = new LegacyClients(config.max_principals * Math.max(1, configs.length), config.principal_idle_minutes * 60_000);
+    this.legacy = new LegacyClients(
+      config.max_principals * Math.max(1, configs.length),
+      config.principal_idle_minutes * 60_000,
+    );
     this.list = configs.map((c) => new Upstream(c, config, credentials(c), this.legacy));
     for (const u of this.list) u.on('changed', () => this.reindex());
-    this.callers = new LRUCache<string, CallerClient>({ max: config.max_principals * Math.max(1, configs.length), ttl: config.principal_idle_minutes * 60_000, updateAgeOnGet: true });
+    this.callers = new LRUCache<string, CallerClient>({
+      max: config.max_principals * Math.max(1, configs.length),
+      ttl: config.principal_idle_minutes * 60_000,
+      updateAgeOnGet: true,
+    });
   }
 
   /** Connects to every upstream at once; resolves when each first attempt settled (failures are isolated). */
@@ -89,7 +96,15 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
   }
 
   /** Streams a caller's 2026-07-28 request to the upstream and the answer back (the fast path). */
-  async forward(upstream: Upstream, principal: Principal, body: Buffer | string, headers: IncomingHttpHeaders, res: ServerResponse, signal: AbortSignal, extra?: Record<string, string>): Promise<ForwardResult> {
+  async forward(
+    upstream: Upstream,
+    principal: Principal,
+    body: Buffer | string,
+    headers: IncomingHttpHeaders,
+    res: ServerResponse,
+    signal: AbortSignal,
+    extra?: Record<string, string>,
+  ): Promise<ForwardResult> {
     const authorization = await this.authorization(upstream, principal);
     return upstream.http.forward(body, headers, authorization, res, signal, extra);
   }
@@ -100,21 +115,36 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
     principal: Principal,
     name: string,
     args: Record<string, unknown>,
-    opts: { signal?: AbortSignal; onProgress?: (progress: number, message?: string, total?: number) => void; headers?: Record<string, string> } = {},
+    opts: {
+      signal?: AbortSignal;
+      onProgress?: (progress: number, message?: string, total?: number) => void;
+      headers?: Record<string, string>;
+    } = {},
   ): Promise<UpstreamToolResult> {
-    if (!upstream.healthy) throw new UnavailableError(`Upstream '${upstream.name}' is unavailable (${upstream.status().last_error ?? 'not connected yet'}). Retry later; the router reconnects on its own.`);
+    if (!upstream.healthy)
+      throw new UnavailableError(
+        `Upstream '${upstream.name}' is unavailable (${upstream.status().last_error ?? 'not connected yet'}). Retry later; the router reconnects on its own.`,
+      );
     const authorization = await this.authorization(upstream, principal);
     if (upstream.era === 'legacy') return this.callLegacy(upstream, principal, authorization, name, args, opts);
     const params: Record<string, unknown> = { name, arguments: args };
     if (opts.onProgress) params._meta = { progressToken: 1 };
-    const signal = opts.signal ? AbortSignal.any([opts.signal, AbortSignal.timeout(this.config.call_timeout_seconds * 1000)]) : AbortSignal.timeout(this.config.call_timeout_seconds * 1000);
+    const signal = opts.signal
+      ? AbortSignal.any([opts.signal, AbortSignal.timeout(this.config.call_timeout_seconds * 1000)])
+      : AbortSignal.timeout(this.config.call_timeout_seconds * 1000);
     let r: RpcMessage;
     try {
       r = await upstream.http.rpc('tools/call', params, {
         authorization,
         signal,
         name,
-        headers: { ...paramHeaders(upstream.catalog?.mcpTools.find((t) => t.name === name), args), ...opts.headers },
+        headers: {
+          ...paramHeaders(
+            upstream.catalog?.mcpTools.find((t) => t.name === name),
+            args,
+          ),
+          ...opts.headers,
+        },
         onNotification: (m) => {
           if (m.method === 'notifications/progress' && opts.onProgress) {
             const p = m.params as { progress: number; message?: string; total?: number };
@@ -123,7 +153,9 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
         },
       });
     } catch (err) {
-      throw new UnavailableError(`Cannot reach upstream '${upstream.name}': ${(err as Error).message}. Retry; if it persists, check the upstream's health on /health.`);
+      throw new UnavailableError(
+        `Cannot reach upstream '${upstream.name}': ${(err as Error).message}. Retry; if it persists, check the upstream's health on /health.`,
+      );
     }
     if (r.error) throw new UnavailableError(`Upstream error from '${upstream.name}': ${r.error.message}`);
     return r.result ?? {};
@@ -147,13 +179,19 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
     const key = `${upstream.name}\u0000${principal.id}\u0000${authorization ?? ''}`;
     try {
       const client = await this.legacy.get(key, upstream.http.urls.mcp, authorization);
-      return (await client.callTool(
+      return await client.callTool(
         { name, arguments: args },
-        { signal: opts.signal, timeout: this.config.call_timeout_seconds * 1000, onprogress: opts.onProgress ? (p) => opts.onProgress?.(p.progress, p.message, p.total) : undefined },
-      ));
+        {
+          signal: opts.signal,
+          timeout: this.config.call_timeout_seconds * 1000,
+          onprogress: opts.onProgress ? (p) => opts.onProgress?.(p.progress, p.message, p.total) : undefined,
+        },
+      );
     } catch (err) {
       this.legacy.drop(key); // the upstream session may be gone: the next call starts a new one
-      throw new UnavailableError(`Upstream '${upstream.name}' (2025-era MCP) failed: ${(err as Error).message}. Retry; a new upstream session is opened on the next call.`);
+      throw new UnavailableError(
+        `Upstream '${upstream.name}' (2025-era MCP) failed: ${(err as Error).message}. Retry; a new upstream session is opened on the next call.`,
+      );
     }
   }
 
@@ -163,7 +201,10 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
       for (const tool of upstream.catalog?.mcpTools ?? []) {
         const taken = routes.get(tool.name);
         if (taken) {
-          this.logger.warn({ tool: tool.name, kept: taken.upstream.name, dropped: upstream.name }, 'two upstreams offer the same tool name; the first one wins');
+          this.logger.warn(
+            { tool: tool.name, kept: taken.upstream.name, dropped: upstream.name },
+            'two upstreams offer the same tool name; the first one wins',
+          );
           continue;
         }
         routes.set(tool.name, { upstream, tool });
@@ -198,9 +239,14 @@ export function paramHeaders(tool: McpToolInfo | undefined, args: Record<string,
   for (const [key, prop] of Object.entries(props)) {
     const header = prop['x-mcp-header'];
     const value = args[key];
-    if (typeof header !== 'string' || !(typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) continue;
+    if (
+      typeof header !== 'string' ||
+      !(typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+    )
+      continue;
     const text = String(value);
-    out[`mcp-param-${header.toLowerCase()}`] = /^[\x20-\x7e]*$/.test(text) && text.trim() === text ? text : `=?base64?${Buffer.from(text).toString('base64')}?=`;
+    out[`mcp-param-${header.toLowerCase()}`] =
+      /^[\x20-\x7e]*$/.test(text) && text.trim() === text ? text : `=?base64?${Buffer.from(text).toString('base64')}?=`;
   }
   return out;
 }

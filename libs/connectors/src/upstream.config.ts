@@ -42,4 +42,3 @@ export const poolConfigSchema = z
   })
   .prefault({});
 export type PoolConfig = z.output<typeof poolConfigSchema>;
-

@@ -150,8 +150,10 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
   }
 
   private changed(state: ConnectionState): void {
-    if (state === ConnectionState.connected) this.logger.log({ server: this.current?.serverName, tools: this.current?.mcpTools.length }, 'upstream connected');
-    if (state === ConnectionState.unavailable) this.logger.warn({ err: describeError(this.supervisor.lastError) }, 'upstream unavailable');
+    if (state === ConnectionState.connected)
+      this.logger.log({ server: this.current?.serverName, tools: this.current?.mcpTools.length }, 'upstream connected');
+    if (state === ConnectionState.unavailable)
+      this.logger.warn({ err: describeError(this.supervisor.lastError) }, 'upstream unavailable');
     this.emit('changed');
   }
 
@@ -159,7 +161,10 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
     const doc = await this.http.getJson('/catalog', timeoutMs);
     // Plain MCP servers have no /catalog: their tools come from tools/list, with no domain catalog.
     if (doc.status >= 300 && doc.status !== 404) throw new UpstreamHttpError(doc.status, 'GET /catalog failed');
-    const parsed = parseCatalog(doc.status === 404 ? {} : doc.body, this.name, { expose: this.config.expose_tools, aliases: this.config.tool_aliases });
+    const parsed = parseCatalog(doc.status === 404 ? {} : doc.body, this.name, {
+      expose: this.config.expose_tools,
+      aliases: this.config.tool_aliases,
+    });
     if (!parsed.mcpTools) this.detectedEra = await this.probeEra(signal);
     const mcpTools = parsed.mcpTools ?? (await this.listTools(signal));
     const changed = parsed.version !== this.current?.version;

@@ -5,7 +5,12 @@ import { noopPrincipal } from '@stoa/auth';
 import { ConfigError } from '@stoa/config';
 import type { Principal } from '@stoa/core';
 import { TestOidcIssuer } from '../../../test/support/oidc-issuer';
-import { httpsNetworkClient, upstreamAuthSchema, UpstreamCredentials, type ConnectorIdentity } from '../src/credentials';
+import {
+  httpsNetworkClient,
+  upstreamAuthSchema,
+  UpstreamCredentials,
+  type ConnectorIdentity,
+} from '../src/credentials';
 
 /** Upstream auth blocks as the seed docs write them (no mode), and shared identities beside real auth. */
 const SECRET = 'router-secret-caller-1';
@@ -18,7 +23,13 @@ const noop: ConnectorIdentity = { mode: 'noop', audiences: [] };
 beforeAll(async () => {
   idp = await TestOidcIssuer.start();
   idp.registerClient(idp.clientId, SECRET);
-  entra = { mode: 'entra', audiences: [idp.clientId, `api://${idp.clientId}`], tenantId: idp.tenant, clientId: idp.clientId, authority: idp.authority };
+  entra = {
+    mode: 'entra',
+    audiences: [idp.clientId, `api://${idp.clientId}`],
+    tenantId: idp.tenant,
+    clientId: idp.clientId,
+    authority: idp.authority,
+  };
 });
 afterAll(async () => {
   await idp?.close();
@@ -36,7 +47,13 @@ function credentials(auth: unknown, connector: ConnectorIdentity): UpstreamCrede
 }
 
 async function user(oid: string): Promise<Principal> {
-  return { id: `${oid}@${idp.tenant}`, roles: [], scopes: ['access_as_user'], source: 'entra', token: await idp.token({ oid, scp: 'access_as_user' }) };
+  return {
+    id: `${oid}@${idp.tenant}`,
+    roles: [],
+    scopes: ['access_as_user'],
+    source: 'entra',
+    token: await idp.token({ oid, scp: 'access_as_user' }),
+  };
 }
 
 /** The principal a no-op upstream resolves from the Authorization header it receives. */
@@ -55,12 +72,18 @@ describe('an upstream auth block without mode', () => {
     const c = credentials({ audience: OTHER }, entra);
     expect(c.mode).toBe('obo');
     const header = await c.authorization(await user('bob'));
-    expect(decodeJwt(String(header).slice('Bearer '.length))).toMatchObject({ aud: OTHER, oid: 'bob', azp: idp.clientId });
+    expect(decodeJwt(String(header).slice('Bearer '.length))).toMatchObject({
+      aud: OTHER,
+      oid: 'bob',
+      azp: idp.clientId,
+    });
   });
 
   it('names the secret on-behalf-of still needs when the upstream audience differs and no secret is set', () => {
     expect(() => credentials({ audience: OTHER }, entra)).toThrow(ConfigError);
-    expect(() => credentials({ audience: OTHER }, entra)).toThrow(/not this connector's own.*on-behalf-of.*auth\.client_secret: .*UPSTREAM_CLIENT_SECRET/s);
+    expect(() => credentials({ audience: OTHER }, entra)).toThrow(
+      /not this connector's own.*on-behalf-of.*auth\.client_secret: .*UPSTREAM_CLIENT_SECRET/s,
+    );
   });
 
   it("forwards a no-op caller's own dev token unchanged", async () => {
@@ -80,10 +103,21 @@ describe('an upstream auth block without mode', () => {
 describe('a shared upstream identity (none, client_credentials)', () => {
   it('is refused beside Entra auth, naming shared_identity_acknowledged', () => {
     vi.stubEnv('UPSTREAM_CLIENT_SECRET', SECRET);
-    for (const auth of [{ mode: 'none' }, { mode: 'client_credentials', audience: OTHER, tenant_id: idp.tenant, client_id: idp.clientId, authority: idp.authority }]) {
+    for (const auth of [
+      { mode: 'none' },
+      {
+        mode: 'client_credentials',
+        audience: OTHER,
+        tenant_id: idp.tenant,
+        client_id: idp.clientId,
+        authority: idp.authority,
+      },
+    ]) {
       const c = credentials(auth, entra);
       expect(() => c.assertUsable()).toThrow(ConfigError);
-      expect(() => c.assertUsable()).toThrow(/every caller reaches upstream "files" as one and the same identity.*shared_identity_acknowledged: true/s);
+      expect(() => c.assertUsable()).toThrow(
+        /every caller reaches upstream "files" as one and the same identity.*shared_identity_acknowledged: true/s,
+      );
     }
   });
 

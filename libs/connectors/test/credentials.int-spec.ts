@@ -42,21 +42,39 @@ afterEach(() => {
 
 function options(overrides: Partial<UpstreamCredentialsOptions> = {}): UpstreamCredentialsOptions {
   return {
-    connector: { mode: 'entra', audiences: [idp.clientId, `api://${idp.clientId}`], tenantId: idp.tenant, clientId: idp.clientId, authority: idp.authority },
+    connector: {
+      mode: 'entra',
+      audiences: [idp.clientId, `api://${idp.clientId}`],
+      tenantId: idp.tenant,
+      clientId: idp.clientId,
+      authority: idp.authority,
+    },
     msal: { authorityMetadata: JSON.stringify(idp.openidConfiguration()) },
     networkClient: network,
     ...overrides,
   };
 }
 
-function credentials(auth: Record<string, unknown>, overrides: Partial<UpstreamCredentialsOptions> = {}): UpstreamCredentials {
-  const base = auth.mode === 'obo' || auth.mode === 'client_credentials' ? { tenant_id: idp.tenant, client_id: idp.clientId, client_secret: SECRET, authority: idp.authority } : {};
+function credentials(
+  auth: Record<string, unknown>,
+  overrides: Partial<UpstreamCredentialsOptions> = {},
+): UpstreamCredentials {
+  const base =
+    auth.mode === 'obo' || auth.mode === 'client_credentials'
+      ? { tenant_id: idp.tenant, client_id: idp.clientId, client_secret: SECRET, authority: idp.authority }
+      : {};
   return new UpstreamCredentials('files', upstreamAuthSchema.parse({ ...base, ...auth }), options(overrides));
 }
 
 /** A signed-in user as the router's Entra auth would build it. */
 async function user(oid: string, token?: string): Promise<Principal> {
-  return { id: `${oid}@${idp.tenant}`, roles: [], scopes: ['access_as_user'], source: 'entra', token: token ?? (await idp.token({ oid, scp: 'access_as_user' })) };
+  return {
+    id: `${oid}@${idp.tenant}`,
+    roles: [],
+    scopes: ['access_as_user'],
+    source: 'entra',
+    token: token ?? (await idp.token({ oid, scp: 'access_as_user' })),
+  };
 }
 
 function bearer(header: string | undefined): string {
@@ -72,7 +90,8 @@ async function failure(p: Promise<unknown>): Promise<Error> {
 }
 
 describe('upstreamAuthSchema', () => {
-  const issues = (raw: unknown) => upstreamAuthSchema.safeParse(raw).error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`) ?? [];
+  const issues = (raw: unknown) =>
+    upstreamAuthSchema.safeParse(raw).error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`) ?? [];
 
   it("leaves an upstream without auth.mode to the caller's own identity, never to a shared one", () => {
     expect(upstreamAuthSchema.parse(undefined)).toMatchObject({ mode: 'caller' });
@@ -91,15 +110,31 @@ describe('upstreamAuthSchema', () => {
         expect.stringMatching(/^audience: required when mode is obo/),
         expect.stringMatching(/^tenant_id: required when mode is obo/),
         expect.stringMatching(/^client_id: required when mode is obo/),
-        expect.stringMatching(/^client_secret: required when mode is obo: set the environment variable UPSTREAM_CLIENT_SECRET/),
+        expect.stringMatching(
+          /^client_secret: required when mode is obo: set the environment variable UPSTREAM_CLIENT_SECRET/,
+        ),
       ]),
     );
   });
 
   it('reads the secret from the variable named by client_secret_env, and defaults the scope to {audience}/.default', () => {
     vi.stubEnv('FILES_SECRET', 's3cret');
-    const c = upstreamAuthSchema.parse({ mode: 'client_credentials', audience: UPSTREAM, tenant_id: 't', client_id: 'c', client_secret_env: 'FILES_SECRET' });
-    expect(c).toEqual({ mode: 'client_credentials', audience: UPSTREAM, scopes: [`${UPSTREAM}/.default`], tenantId: 't', clientId: 'c', clientSecret: 's3cret', authority: 'https://login.microsoftonline.com' });
+    const c = upstreamAuthSchema.parse({
+      mode: 'client_credentials',
+      audience: UPSTREAM,
+      tenant_id: 't',
+      client_id: 'c',
+      client_secret_env: 'FILES_SECRET',
+    });
+    expect(c).toEqual({
+      mode: 'client_credentials',
+      audience: UPSTREAM,
+      scopes: [`${UPSTREAM}/.default`],
+      tenantId: 't',
+      clientId: 'c',
+      clientSecret: 's3cret',
+      authority: 'https://login.microsoftonline.com',
+    });
   });
 
   it('reads the secret from UPSTREAM_CLIENT_SECRET by default', () => {
@@ -109,7 +144,17 @@ describe('upstreamAuthSchema', () => {
   });
 
   it('refuses delegated scopes for client_credentials, a multi-tenant alias, two secret sources and unknown keys', () => {
-    expect(issues({ mode: 'client_credentials', audience: UPSTREAM, tenant_id: 'common', client_id: 'c', client_secret: 'x', client_secret_env: 'X', scopes: [`${UPSTREAM}/Files.Read`] })).toEqual([
+    expect(
+      issues({
+        mode: 'client_credentials',
+        audience: UPSTREAM,
+        tenant_id: 'common',
+        client_id: 'c',
+        client_secret: 'x',
+        client_secret_env: 'X',
+        scopes: [`${UPSTREAM}/Files.Read`],
+      }),
+    ).toEqual([
       expect.stringMatching(/^tenant_id: must be the router's tenant id or domain, not 'common'/),
       'client_secret: set either client_secret or client_secret_env, not both',
       expect.stringMatching(/^scopes: client_credentials needs `\{audience\}\/\.default` scopes/),
@@ -127,7 +172,9 @@ describe('mode none and passthrough', () => {
     const c = credentials({ mode: 'passthrough', audience: UPSTREAM });
     const err = await failure(Promise.resolve().then(() => c.assertUsable()));
     expect(err).toBeInstanceOf(ConfigError);
-    expect(err.message).toContain(`audience '${UPSTREAM}', which is not this router's own ('${idp.clientId}', 'api://${idp.clientId}')`);
+    expect(err.message).toContain(
+      `audience '${UPSTREAM}', which is not this router's own ('${idp.clientId}', 'api://${idp.clientId}')`,
+    );
     expect(err.message).toContain('MCP forbids token passthrough');
     expect(err.message).toContain('Use mode: obo');
     expect(await failure(c.authorization(await user('alice')))).toBeInstanceOf(ConfigError);
@@ -159,7 +206,14 @@ describe('mode obo against a real HTTPS issuer', () => {
     requested.length = 0;
     const alice = await user('alice');
     const claims = decodeJwt(bearer(await credentials({ mode: 'obo', audience: UPSTREAM }).authorization(alice)));
-    expect(claims).toMatchObject({ aud: UPSTREAM, oid: 'alice', tid: idp.tenant, azp: idp.clientId, scp: 'user_impersonation', iss: idp.v2Issuer });
+    expect(claims).toMatchObject({
+      aud: UPSTREAM,
+      oid: 'alice',
+      tid: idp.tenant,
+      azp: idp.clientId,
+      scp: 'user_impersonation',
+      iss: idp.v2Issuer,
+    });
     expect(requested).toEqual([expect.stringMatching(new RegExp(`^${idp.authority}/${idp.tenant}/oauth2/v2.0/token`))]);
   });
 
@@ -226,7 +280,9 @@ describe('mode obo against a real HTTPS issuer', () => {
     idp.setDown(true);
     const err = await failure(c.authorization(hank));
     expect(err).toBeInstanceOf(UpstreamTokenError);
-    expect(err.message).toMatch(/^Could not get a token for upstream "files" \(mode obo\).*network_error: Network request to https:\/\/127\.0\.0\.1:\d+ failed/);
+    expect(err.message).toMatch(
+      /^Could not get a token for upstream "files" \(mode obo\).*network_error: Network request to https:\/\/127\.0\.0\.1:\d+ failed/,
+    );
   });
 
   it('reports a bad client secret with its AADSTS code, without the secret or the caller token', async () => {
@@ -245,7 +301,13 @@ describe('mode obo against a real HTTPS issuer', () => {
 
   it('refuses an app-only caller before calling the token endpoint', async () => {
     const c = credentials({ mode: 'obo', audience: UPSTREAM });
-    const app: Principal = { id: `daemon@${idp.tenant}`, roles: ['Files.Read.All'], scopes: [], source: 'entra', token: await idp.token({ oid: 'daemon' }) };
+    const app: Principal = {
+      id: `daemon@${idp.tenant}`,
+      roles: ['Files.Read.All'],
+      scopes: [],
+      source: 'entra',
+      token: await idp.token({ oid: 'daemon' }),
+    };
     const before = idp.tokenRequests.on_behalf_of;
     const err = await failure(c.authorization(app));
     expect(err).toBeInstanceOf(UpstreamIdentityError);
@@ -265,7 +327,10 @@ describe('mode obo against a real HTTPS issuer', () => {
 
   it('reports an assertion the issuer did not sign (AADSTS50013)', async () => {
     const c = credentials({ mode: 'obo', audience: UPSTREAM });
-    const forged = await user('mallory', await idp.token({ oid: 'mallory', scp: 'access_as_user', signing: 'bad-signature' }));
+    const forged = await user(
+      'mallory',
+      await idp.token({ oid: 'mallory', scp: 'access_as_user', signing: 'bad-signature' }),
+    );
     const err = await failure(c.authorization(forged));
     expect(err).toBeInstanceOf(UpstreamTokenError);
     expect(err.message).toContain('invalid_grant: AADSTS50013: Assertion failed signature validation');
@@ -276,10 +341,21 @@ describe('mode obo against a real HTTPS issuer', () => {
 describe('mode client_credentials against a real HTTPS issuer', () => {
   it('gets an app token for the upstream and reuses it for every caller', async () => {
     const app = idp.registerClient('router-app', 'app-secret', { roles: ['Files.Read.All'] });
-    const c = credentials({ mode: 'client_credentials', audience: UPSTREAM, client_id: 'router-app', client_secret: 'app-secret' });
+    const c = credentials({
+      mode: 'client_credentials',
+      audience: UPSTREAM,
+      client_id: 'router-app',
+      client_secret: 'app-secret',
+    });
     const first = await c.authorization(await user('alice'));
     const claims = decodeJwt(bearer(first));
-    expect(claims).toMatchObject({ aud: UPSTREAM, oid: app.servicePrincipalId, azp: 'router-app', roles: ['Files.Read.All'], idtyp: 'app' });
+    expect(claims).toMatchObject({
+      aud: UPSTREAM,
+      oid: app.servicePrincipalId,
+      azp: 'router-app',
+      roles: ['Files.Read.All'],
+      idtyp: 'app',
+    });
     expect(claims.scp).toBeUndefined();
     const before = idp.tokenRequests.client_credentials;
     expect(await c.authorization(await user('bob'))).toBe(first);

@@ -2,7 +2,12 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** A random id `{prefix}{hex}` such as the reference's `j_` + 12 hex job ids. */
 export function randomId(prefix: string, hexChars = 12): string {
-  return prefix + randomBytes(Math.ceil(hexChars / 2)).toString('hex').slice(0, hexChars);
+  return (
+    prefix +
+    randomBytes(Math.ceil(hexChars / 2))
+      .toString('hex')
+      .slice(0, hexChars)
+  );
 }
 
 /** A high-entropy opaque token (base64url, 128 bits by default). */

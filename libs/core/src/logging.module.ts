@@ -5,7 +5,12 @@ import { LoggerModule } from 'nestjs-pino';
 import type { Principal } from './principal';
 
 /** Header and field paths never written to logs. */
-export const REDACTED_PATHS = ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]', '*.token'];
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+  '*.token',
+];
 
 /** One access-log line per finished request: request id (x-request-id), principal, status, latency; no headers. */
 export function accessLog(logger: { info: (obj: object, msg: string) => void }) {
@@ -17,7 +22,12 @@ export function accessLog(logger: { info: (obj: object, msg: string) => void }) 
     if (req.url !== '/health' && req.url !== '/healthz') {
       res.once('finish', () => {
         logger.info(
-          { req: { id, method: req.method, url: req.url }, principal: req.principal?.id, status: res.statusCode, ms: Math.round((performance.now() - started) * 10) / 10 },
+          {
+            req: { id, method: req.method, url: req.url },
+            principal: req.principal?.id,
+            status: res.statusCode,
+            ms: Math.round((performance.now() - started) * 10) / 10,
+          },
           'request completed',
         );
       });
@@ -36,7 +46,12 @@ export class LoggingModule {
         // App logs only; the access log is our own middleware (see accessLog).
         // pino-http's per-request child logger is skipped on /mcp, the hot path (requests there log via accessLog).
         LoggerModule.forRoot({
-          pinoHttp: { name: app, level: process.env.LOG_LEVEL ?? 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' }, autoLogging: false },
+          pinoHttp: {
+            name: app,
+            level: process.env.LOG_LEVEL ?? 'info',
+            redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+            autoLogging: false,
+          },
           exclude: [{ method: RequestMethod.ALL, path: 'mcp' }],
         }),
       ],

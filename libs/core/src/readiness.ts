@@ -12,7 +12,10 @@ export type CheckResult = { ok: boolean; ms: number; error?: string } & Record<s
  * Runs every check at once, each bounded by `timeoutMs` (a hung dependency is reported as down, never
  * waited on), and says which failed and why.
  */
-export async function runReadiness(checks: readonly ReadinessCheck[], timeoutMs = 2000): Promise<{ ready: boolean; checks: Record<string, CheckResult> }> {
+export async function runReadiness(
+  checks: readonly ReadinessCheck[],
+  timeoutMs = 2000,
+): Promise<{ ready: boolean; checks: Record<string, CheckResult> }> {
   const results = await Promise.all(checks.map(async (c) => [c.name, await probe(c.check, timeoutMs)] as const));
   return { ready: results.every(([, r]) => r.ok), checks: Object.fromEntries(results) };
 }
@@ -21,7 +24,9 @@ export async function runReadiness(checks: readonly ReadinessCheck[], timeoutMs 
 export async function probe(check: ReadinessCheck['check'], timeoutMs = 2000): Promise<CheckResult> {
   const t0 = performance.now();
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)),
+  );
   try {
     const details = await Promise.race([check(), timeout]);
     return { ok: true, ms: round(performance.now() - t0), ...(details ?? {}) };

@@ -13,7 +13,8 @@ export function refuseStartOn<T>(step: () => T): T {
   try {
     return step();
   } catch (err) {
-    if (isAppError(err) && !(err instanceof StartupRefusedError)) throw new StartupRefusedError(err.message, {}, { cause: err });
+    if (isAppError(err) && !(err instanceof StartupRefusedError))
+      throw new StartupRefusedError(err.message, {}, { cause: err });
     throw err;
   }
 }
@@ -23,9 +24,15 @@ export function refuseStartOn<T>(step: () => T): T {
  * exit; `buffered` writes once per ~4 KB (a connector's access log) and is flushed on every exit path.
  */
 export function startupLogger(name: string, mode: 'sync' | 'buffered'): pino.Logger {
-  const dest = mode === 'sync' ? pino.destination({ dest: 1, sync: true }) : pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  const dest =
+    mode === 'sync'
+      ? pino.destination({ dest: 1, sync: true })
+      : pino.destination({ dest: 1, sync: false, minLength: 4096 });
   if (mode === 'buffered') process.on('exit', () => dest.flushSync());
-  return pino({ name, level: process.env.LOG_LEVEL ?? 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } }, dest);
+  return pino(
+    { name, level: process.env.LOG_LEVEL ?? 'info', redact: { paths: REDACTED_PATHS, censor: '[redacted]' } },
+    dest,
+  );
 }
 
 /** Graceful stop on SIGTERM/SIGINT: `close`, then exit 0; a second signal, a failed close or 10 s exit 1. */

@@ -3,7 +3,13 @@ export async function settlesWithin(p: Promise<unknown>, ms: number): Promise<bo
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
   try {
-    return await Promise.race([p.then(() => true, () => true), expired]);
+    return await Promise.race([
+      p.then(
+        () => true,
+        () => true,
+      ),
+      expired,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -17,7 +17,12 @@ describe('clip', () => {
 
   it('names anything but a string by its type instead of serialising it', () => {
     expect(clip({ big: 'x'.repeat(1000) })).toBe('(an object)');
-    expect([kindOf([]), kindOf(null), kindOf(5), kindOf(undefined)]).toEqual(['an array', 'null', 'a number', 'undefined']);
+    expect([kindOf([]), kindOf(null), kindOf(5), kindOf(undefined)]).toEqual([
+      'an array',
+      'null',
+      'a number',
+      'undefined',
+    ]);
   });
 });
 
@@ -37,7 +42,9 @@ describe('jsonNestsDeeper', () => {
   it('finds 10k levels in a few milliseconds and scans 10 MB of flat data quickly', () => {
     const deep = buf('['.repeat(10_000) + ']'.repeat(10_000));
     expect(jsonNestsDeeper(deep, 100)).toBe(true);
-    const flat = buf(JSON.stringify({ code: 'x'.repeat(10 * 1024 * 1024), list: Array.from({ length: 100_000 }, (_, i) => i) }));
+    const flat = buf(
+      JSON.stringify({ code: 'x'.repeat(10 * 1024 * 1024), list: Array.from({ length: 100_000 }, (_, i) => i) }),
+    );
     const t0 = performance.now();
     expect(jsonNestsDeeper(flat, 100)).toBe(false);
     expect(performance.now() - t0).toBeLessThan(50);
@@ -47,8 +54,15 @@ describe('jsonNestsDeeper', () => {
 describe('parseJsonBody', () => {
   it('parses a small body inline and refuses a scalar or too deep one with the reason', async () => {
     expect((await parseJsonBody(Buffer.from('{"a":[1]}'), 10)).value).toEqual({ a: [1] });
-    await expect(parseJsonBody(Buffer.from('5'), 10)).rejects.toMatchObject({ status: 400, type: 'entity.parse.failed' });
-    await expect(parseJsonBody(Buffer.from(nestedText(20)), 10)).rejects.toMatchObject({ status: 400, type: 'entity.too.deep', message: 'JSON nested deeper than 10 levels' });
+    await expect(parseJsonBody(Buffer.from('5'), 10)).rejects.toMatchObject({
+      status: 400,
+      type: 'entity.parse.failed',
+    });
+    await expect(parseJsonBody(Buffer.from(nestedText(20)), 10)).rejects.toMatchObject({
+      status: 400,
+      type: 'entity.too.deep',
+      message: 'JSON nested deeper than 10 levels',
+    });
   });
 
   it('parses a large body on the worker thread with the same rules', async () => {
@@ -57,8 +71,12 @@ describe('parseJsonBody', () => {
     const parsed = await parseJsonBody(Buffer.from(body), 10);
     expect(parsed.value).toEqual({ params: { name } });
     expect(parsed.bytes.equals(body)).toBe(true); // the raw bytes come back from the thread intact
-    await expect(parseJsonBody(Buffer.from(`{"pad":"${name}","x":${nestedText(20)}}`), 10)).rejects.toMatchObject({ type: 'entity.too.deep' });
-    await expect(parseJsonBody(Buffer.from(`{"pad":"${name}",}`), 10)).rejects.toMatchObject({ type: 'entity.parse.failed' });
+    await expect(parseJsonBody(Buffer.from(`{"pad":"${name}","x":${nestedText(20)}}`), 10)).rejects.toMatchObject({
+      type: 'entity.too.deep',
+    });
+    await expect(parseJsonBody(Buffer.from(`{"pad":"${name}",}`), 10)).rejects.toMatchObject({
+      type: 'entity.parse.failed',
+    });
   });
 });
 

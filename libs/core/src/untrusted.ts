@@ -45,7 +45,7 @@ export function jsonNestsDeeper(text: Buffer, max: number): boolean {
 
 /** Index of the quote closing a JSON string whose body starts at `from` (escaped quotes skipped), or -1. */
 export function closingQuote(text: Buffer, from: number): number {
-  for (let at = from; ; ) {
+  for (let at = from; ;) {
     const q = text.indexOf(0x22, at);
     if (q < 0) return -1;
     let backslashes = 0;
@@ -65,7 +65,8 @@ export function parseJsonText(buf: Buffer, maxDepth: number): unknown {
   if (jsonNestsDeeper(buf, maxDepth)) throw fail(`JSON nested deeper than ${maxDepth} levels`, 'entity.too.deep');
   const text = buf.toString('utf8');
   const first = /\S/.exec(text)?.[0];
-  if (first !== '{' && first !== '[') throw fail('a JSON-RPC message must be a JSON object or array', 'entity.parse.failed');
+  if (first !== '{' && first !== '[')
+    throw fail('a JSON-RPC message must be a JSON object or array', 'entity.parse.failed');
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {

@@ -37,7 +37,8 @@ export class PromotableOutput {
 
   /** From now on output goes to `sink`; what arrived after `sent` was taken goes first. */
   promote(sink: (stream: Stream, text: string) => void, sent: Output): void {
-    for (const s of ['stdout', 'stderr'] as const) if (this.heldOutput[s].length > sent[s].length) sink(s, this.heldOutput[s].slice(sent[s].length));
+    for (const s of ['stdout', 'stderr'] as const)
+      if (this.heldOutput[s].length > sent[s].length) sink(s, this.heldOutput[s].slice(sent[s].length));
     this.sink = sink;
   }
 }
@@ -72,7 +73,13 @@ export class BackgroundRunner {
   /** adaptive: a cell still running at the promotion threshold becomes a job, with the output it printed so far. */
   async adopt(call: ExecuteCall, run: Promise<SessionRun>, output: PromotableOutput): Promise<JobHandle> {
     const sofar = output.held();
-    const job = await this.jobs.startBackground(call.principal.id, call.runtime.record.id, call.description, true, sofar);
+    const job = await this.jobs.startBackground(
+      call.principal.id,
+      call.runtime.record.id,
+      call.description,
+      true,
+      sofar,
+    );
     output.promote((stream, text) => this.jobs.appendOutput(job.id, stream, text), sofar);
     call.runtime.busyJob = job.id;
     void this.finish(call, job.id, run);
@@ -93,10 +100,18 @@ export class BackgroundRunner {
       const r = await run;
       const { result, failure } = this.cells.shape(r, call.timeoutS, r.artifacts);
       const closed = runtime.record.status !== SessionStatus.active;
-      const error = closed ? `Session ${runtime.record.id} was closed while job ${jobId} was running` : (failure?.summary ?? null);
-      await this.jobs.finish(jobId, { status: failure || closed ? JobStatus.failed : JobStatus.completed, error, result: { ...result, session_id: runtime.record.id } });
+      const error = closed
+        ? `Session ${runtime.record.id} was closed while job ${jobId} was running`
+        : (failure?.summary ?? null);
+      await this.jobs.finish(jobId, {
+        status: failure || closed ? JobStatus.failed : JobStatus.completed,
+        error,
+        result: { ...result, session_id: runtime.record.id },
+      });
     } catch (err) {
-      await this.jobs.finish(jobId, { status: JobStatus.failed, error: `Background job failed: ${(err as Error).message}` }).catch(() => undefined);
+      await this.jobs
+        .finish(jobId, { status: JobStatus.failed, error: `Background job failed: ${(err as Error).message}` })
+        .catch(() => undefined);
     } finally {
       if (runtime.busyJob === jobId) runtime.busyJob = undefined;
       this.sessions.touch(runtime);

@@ -8,18 +8,24 @@ import { emptyResult } from './result-shape';
 
 /** Validates parallel_execute inputs (reference §5.1, plus a size cap) and returns each item's code. */
 export function batchItemCodes(code: string, inputs: unknown, resultVariable: string, maxInputs: number): string[] {
-  if (!Array.isArray(inputs) || !inputs.length) throw new InvalidInputError("'inputs' must be a non-empty list of dictionaries");
+  if (!Array.isArray(inputs) || !inputs.length)
+    throw new InvalidInputError("'inputs' must be a non-empty list of dictionaries");
   if (inputs.length > maxInputs) {
     throw new InvalidInputError(
       `'inputs' must have at most ${maxInputs} entries (got ${inputs.length}). Split the work into batches of at most ${maxInputs} inputs, ` +
         'or give each input a chunk of the work to loop over in the code template. Nothing was started.',
     );
   }
-  if (!inputs.every((i) => i && typeof i === 'object' && !Array.isArray(i))) throw new InvalidInputError("Every entry in 'inputs' must be a dictionary");
-  if (resultVariable && !isPyIdentifier(resultVariable)) throw new InvalidInputError("'result_variable' must be a valid Python identifier");
+  if (!inputs.every((i) => i && typeof i === 'object' && !Array.isArray(i)))
+    throw new InvalidInputError("Every entry in 'inputs' must be a dictionary");
+  if (resultVariable && !isPyIdentifier(resultVariable))
+    throw new InvalidInputError("'result_variable' must be a valid Python identifier");
   return (inputs as Record<string, unknown>[]).map((input, i) => {
     const lines = Object.entries(input).map(([key, value]) => {
-      if (!isPyIdentifier(key)) throw new InvalidInputError(`Invalid inputs[${i}]: Invalid input key '${key}'. Keys must be valid Python identifiers and not reserved keywords.`);
+      if (!isPyIdentifier(key))
+        throw new InvalidInputError(
+          `Invalid inputs[${i}]: Invalid input key '${key}'. Keys must be valid Python identifiers and not reserved keywords.`,
+        );
       return `${key} = ${pyRepr(value)}`;
     });
     return `${lines.join('\n')}\n\n${code}`;
@@ -52,7 +58,11 @@ export class BatchRunner {
     private readonly cells: CellRunner,
   ) {}
 
-  async run(item: BatchItem, signal: AbortSignal, onOutput: (stream: 'stdout' | 'stderr', text: string) => void): Promise<BatchItemOutcome> {
+  async run(
+    item: BatchItem,
+    signal: AbortSignal,
+    onOutput: (stream: 'stdout' | 'stderr', text: string) => void,
+  ): Promise<BatchItemOutcome> {
     const { kernel, dirs } = await this.kernels.acquire();
     const stop = () => kernel.kill();
     signal.addEventListener('abort', stop);
@@ -60,14 +70,29 @@ export class BatchRunner {
       if (signal.aborted) {
         // Cancelled while the kernel was starting: the abort event has already fired.
         kernel.kill();
-        return { status: JobStatus.cancelled, result: { ...emptyResult(), description: '', session_id: item.sessionId, error: 'cancelled' }, payload: null, error: 'cancelled' };
+        return {
+          status: JobStatus.cancelled,
+          result: { ...emptyResult(), description: '', session_id: item.sessionId, error: 'cancelled' },
+          payload: null,
+          error: 'cancelled',
+        };
       }
       await kernel.assign({ USER_IDENTITY: item.owner, STOA_SESSION_ID: item.sessionId });
-      const run = await this.cells.run(item.owner, kernel, dirs, item.code, { timeoutS: item.timeoutS, policy: item.policy, onOutput });
+      const run = await this.cells.run(item.owner, kernel, dirs, item.code, {
+        timeoutS: item.timeoutS,
+        policy: item.policy,
+        onOutput,
+      });
       const shaped = { ...this.cells.shape(run, item.timeoutS).result, description: '', session_id: item.sessionId };
       if (signal.aborted) return { status: JobStatus.cancelled, result: shaped, payload: null, error: 'cancelled' };
-      const captured = shaped.success && item.resultVariable ? await kernel.capture(item.resultVariable, 10_000) : undefined;
-      return { status: shaped.success ? JobStatus.completed : JobStatus.failed, result: shaped, payload: captured?.value ?? null, error: shaped.success ? null : shaped.error };
+      const captured =
+        shaped.success && item.resultVariable ? await kernel.capture(item.resultVariable, 10_000) : undefined;
+      return {
+        status: shaped.success ? JobStatus.completed : JobStatus.failed,
+        result: shaped,
+        payload: captured?.value ?? null,
+        error: shaped.success ? null : shaped.error,
+      };
     } finally {
       signal.removeEventListener('abort', stop);
       await kernel.close();

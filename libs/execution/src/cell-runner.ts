@@ -1,8 +1,28 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { ExecutionOutcome, KernelService, OutputCapture, type KernelDirs, type KernelExecution, type KernelProcess } from '@stoa/kernel';
+import {
+  ExecutionOutcome,
+  KernelService,
+  OutputCapture,
+  type KernelDirs,
+  type KernelExecution,
+  type KernelProcess,
+} from '@stoa/kernel';
 import { SessionService, type SessionRuntime } from '@stoa/sessions';
-import { type Artifact, artifactNote, changedArtifacts, type OutputSnapshot, snapshotOutputs, TransferLog, TransferRuntime } from '@stoa/transfer';
-import { DEFAULT_MAX_CODE_BYTES, EXECUTION_SETTINGS, MAX_CAPTURE_CHARS, type ExecutionSettings } from './execution.config';
+import {
+  type Artifact,
+  artifactNote,
+  changedArtifacts,
+  type OutputSnapshot,
+  snapshotOutputs,
+  TransferLog,
+  TransferRuntime,
+} from '@stoa/transfer';
+import {
+  DEFAULT_MAX_CODE_BYTES,
+  EXECUTION_SETTINGS,
+  MAX_CAPTURE_CHARS,
+  type ExecutionSettings,
+} from './execution.config';
 import type { FunctionPolicy } from './execution.types';
 import { shapeResult, type ShapedRun } from './result-shape';
 
@@ -57,20 +77,39 @@ export class CellRunner {
   }
 
   /** Runs one cell in `kernel` for `owner`. */
-  async run(owner: string, kernel: KernelProcess, dirs: KernelDirs, code: string, o: CellOptions): Promise<KernelExecution> {
+  async run(
+    owner: string,
+    kernel: KernelProcess,
+    dirs: KernelDirs,
+    code: string,
+    o: CellOptions,
+  ): Promise<KernelExecution> {
     const tooLarge = oversizedCode(code, this.maxCodeBytes);
     if (tooLarge) return refused(tooLarge);
     const inputs = this.transfer?.inputs;
     const prep = inputs ? await inputs.prepare(owner, kernel, dirs, code) : {};
     if (prep.error) return refused(prep.error);
-    const opts = { timeoutMs: o.timeoutS * 1000, graceMs: this.settings.interruptGraceMs, captureChars: this.captureChars, screen: this.kernels.screenOptions, policy: o.policy, onOutput: o.onOutput };
-    const run = await this.kernels.guardCell(kernel, dirs, () => kernel.execute(code, prep.rewrite ? { ...opts, rewrite: prep.rewrite } : opts));
+    const opts = {
+      timeoutMs: o.timeoutS * 1000,
+      graceMs: this.settings.interruptGraceMs,
+      captureChars: this.captureChars,
+      screen: this.kernels.screenOptions,
+      policy: o.policy,
+      onOutput: o.onOutput,
+    };
+    const run = await this.kernels.guardCell(kernel, dirs, () =>
+      kernel.execute(code, prep.rewrite ? { ...opts, rewrite: prep.rewrite } : opts),
+    );
     await inputs?.collect(owner, dirs, run.stashed);
     return run;
   }
 
   /** Runs a cell in a session's kernel under its lock; `keepArtifacts` says whether the files it wrote are registered. */
-  inSession(runtime: SessionRuntime, code: string, o: CellOptions & { keepArtifacts: (run: KernelExecution) => boolean }): Promise<SessionRun> {
+  inSession(
+    runtime: SessionRuntime,
+    code: string,
+    o: CellOptions & { keepArtifacts: (run: KernelExecution) => boolean },
+  ): Promise<SessionRun> {
     return runtime.lock.runExclusive(async () => {
       const { kernel } = await this.sessions.kernelFor(runtime);
       const before = this.outputs.get(runtime) ?? (await snapshotOutputs(runtime.dirs));
@@ -94,5 +133,15 @@ export class CellRunner {
 
 /** A cell refused before it ran, as a run whose code raised. */
 function refused(message: string): KernelExecution {
-  return { outcome: ExecutionOutcome.completed, raised: true, rejected: message, stdout: new OutputCapture(0, 0), stderr: new OutputCapture(0, 0), displays: [], toolCalls: [], stashed: [], durationMs: 0 };
+  return {
+    outcome: ExecutionOutcome.completed,
+    raised: true,
+    rejected: message,
+    stdout: new OutputCapture(0, 0),
+    stderr: new OutputCapture(0, 0),
+    displays: [],
+    toolCalls: [],
+    stashed: [],
+    durationMs: 0,
+  };
 }

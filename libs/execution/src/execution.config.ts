@@ -56,7 +56,9 @@ export function resolveTruncationThreshold(
   const cleaned = envValue.trim().replace(/_/g, '');
   const n = /^\d+$/.test(cleaned) ? Number(cleaned) : NaN;
   if (!Number.isSafeInteger(n)) {
-    warn(`CODE_OUTPUT_TRUNCATION_THRESHOLD='${envValue}' is not a non-negative integer; using ${DEFAULT_TRUNCATION_THRESHOLD}.`);
+    warn(
+      `CODE_OUTPUT_TRUNCATION_THRESHOLD='${envValue}' is not a non-negative integer; using ${DEFAULT_TRUNCATION_THRESHOLD}.`,
+    );
     return DEFAULT_TRUNCATION_THRESHOLD;
   }
   return n;
@@ -76,6 +78,7 @@ export const EXECUTION_ENV = {
 
 /** Guards the relation between the two timeouts. */
 export function checkTimeouts(c: ExecutionConfig): string | undefined {
-  return c.default_timeout > c.max_timeout ? `execution.default_timeout (${c.default_timeout}) exceeds execution.max_timeout (${c.max_timeout})` : undefined;
+  return c.default_timeout > c.max_timeout
+    ? `execution.default_timeout (${c.default_timeout}) exceeds execution.max_timeout (${c.max_timeout})`
+    : undefined;
 }
-

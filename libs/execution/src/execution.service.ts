@@ -34,19 +34,30 @@ export class ExecutionService {
     if (transport) {
       const existing = this.sessions.find(principal, transport);
       if (existing) return existing;
-      if (!this.sessions.isLive(transport)) return this.sessions.create(principal, { type: 'mcp_connection' }, transport);
+      if (!this.sessions.isLive(transport))
+        return this.sessions.create(principal, { type: 'mcp_connection' }, transport);
     }
     return this.sessions.create(principal, { type: 'auto_created', tool: 'execute' });
   }
 
   /** Runs `input.code`; failures of the code are results (`success: false`), not exceptions. */
-  async execute(principal: Principal, input: ExecuteInput, origin: ExecuteOrigin = {}): Promise<ExecuteResult | JobHandle> {
+  async execute(
+    principal: Principal,
+    input: ExecuteInput,
+    origin: ExecuteOrigin = {},
+  ): Promise<ExecuteResult | JobHandle> {
     const timeoutS = this.clampTimeout(input.timeout);
     const description = input.description ?? '';
     const refusal = input.code.trim() ? oversizedCode(input.code, this.cells.maxCodeBytes) : 'Code cannot be empty';
     if (refusal) return this.refuse(principal, input, description, refusal);
     const runtime = await this.resolveSession(principal, input, origin);
-    if (runtime.busyJob) return { ...emptyResult(), description, session_id: runtime.record.id, stderr: `Session busy — job ${runtime.busyJob} is still running` };
+    if (runtime.busyJob)
+      return {
+        ...emptyResult(),
+        description,
+        session_id: runtime.record.id,
+        stderr: `Session busy — job ${runtime.busyJob} is still running`,
+      };
     this.sessions.touch(runtime);
     const call = { principal, runtime, code: input.code, timeoutS, description, origin };
     const background = this.background;
@@ -57,12 +68,17 @@ export class ExecutionService {
 
   /** Cancels the caller's background job: recorded as cancelled, and the session's kernel is interrupted (namespace kept). */
   async cancelJob(principal: Principal, jobId: string): Promise<void> {
-    if (!this.background) throw new UnavailableError(`This server runs no background jobs (no job queue is configured), so there is no job ${jobId} to cancel.`);
+    if (!this.background)
+      throw new UnavailableError(
+        `This server runs no background jobs (no job queue is configured), so there is no job ${jobId} to cancel.`,
+      );
     await this.background.cancel(principal, jobId);
   }
 
   /** Namespace summary for `inspect_session`; `busy` when an execution holds the session. */
-  async inspect(runtime: SessionRuntime): Promise<{ busy: boolean; namespace: Record<string, { type: string; repr: string }> }> {
+  async inspect(
+    runtime: SessionRuntime,
+  ): Promise<{ busy: boolean; namespace: Record<string, { type: string; repr: string }> }> {
     if (runtime.busyJob || runtime.lock.pending > 0) return { busy: true, namespace: {} };
     return runtime.lock.runExclusive(async () => {
       const kernel = runtime.kernel;
@@ -79,8 +95,15 @@ export class ExecutionService {
   }
 
   /** A cell refused before any session or kernel work (reference §1.2: a normal result); an existing session keeps its state. */
-  private async refuse(principal: Principal, input: ExecuteInput, description: string, message: string): Promise<ExecuteResult> {
-    const sessionId = input.execution_session_id ? (await this.sessions.get(principal, input.execution_session_id)).record.id : undefined;
+  private async refuse(
+    principal: Principal,
+    input: ExecuteInput,
+    description: string,
+    message: string,
+  ): Promise<ExecuteResult> {
+    const sessionId = input.execution_session_id
+      ? (await this.sessions.get(principal, input.execution_session_id)).record.id
+      : undefined;
     return { ...emptyResult(), description, stderr: message, error: message, session_id: sessionId };
   }
 }

@@ -1,5 +1,12 @@
 /** `execution:` config schema, truncation threshold rules, env overrides. */
-export { EXECUTION_ENV, checkTimeouts, executionConfigSchema, resolveTruncationThreshold, type ExecutionConfig, type ExecutionSettings } from './execution.config';
+export {
+  EXECUTION_ENV,
+  checkTimeouts,
+  executionConfigSchema,
+  resolveTruncationThreshold,
+  type ExecutionConfig,
+  type ExecutionSettings,
+} from './execution.config';
 /** The execute pipeline. */
 export { ExecutionService } from './execution.service';
 /** Nest module. */

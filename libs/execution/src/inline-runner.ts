@@ -18,7 +18,12 @@ export class InlineRunner {
 
   /** sync: the call waits for the cell. */
   async run(call: ExecuteCall): Promise<ExecuteResult> {
-    const run = this.cells.inSession(call.runtime, call.code, { timeoutS: call.timeoutS, policy: call.origin.policy, onOutput: call.origin.onOutput, keepArtifacts: completed });
+    const run = this.cells.inSession(call.runtime, call.code, {
+      timeoutS: call.timeoutS,
+      policy: call.origin.policy,
+      onOutput: call.origin.onOutput,
+      keepArtifacts: completed,
+    });
     const stop = interruptOnCancel(call);
     try {
       return this.result(call, await run);
@@ -32,7 +37,12 @@ export class InlineRunner {
     const output = new PromotableOutput(call.origin.onOutput);
     // A promoted run registers what it wrote, timed out or not.
     const keepArtifacts = (run: KernelExecution) => completed(run) || output.promoted;
-    const run = this.cells.inSession(call.runtime, call.code, { timeoutS: call.timeoutS, policy: call.origin.policy, onOutput: output.push, keepArtifacts });
+    const run = this.cells.inSession(call.runtime, call.code, {
+      timeoutS: call.timeoutS,
+      policy: call.origin.policy,
+      onOutput: output.push,
+      keepArtifacts,
+    });
     const stop = interruptOnCancel(call);
     try {
       if (await settlesWithin(run, this.promotionThresholdS * 1000)) return this.result(call, await run);
@@ -45,7 +55,11 @@ export class InlineRunner {
 
   private result(call: ExecuteCall, run: SessionRun): ExecuteResult {
     this.sessions.touch(call.runtime);
-    return { ...this.cells.shape(run, call.timeoutS, run.artifacts).result, description: call.description, session_id: call.runtime.record.id };
+    return {
+      ...this.cells.shape(run, call.timeoutS, run.artifacts).result,
+      description: call.description,
+      session_id: call.runtime.record.id,
+    };
   }
 }
 

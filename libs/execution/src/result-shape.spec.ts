@@ -5,7 +5,17 @@ import { FAILED, shapeResult } from './result-shape';
 function run(over: Partial<KernelExecution> = {}, stderr = ''): KernelExecution {
   const err = new OutputCapture(1000, 1000);
   err.append(stderr);
-  return { outcome: ExecutionOutcome.completed, raised: false, stdout: new OutputCapture(1000, 1000), stderr: err, displays: [], toolCalls: [], stashed: [], durationMs: 1234.5678, ...over };
+  return {
+    outcome: ExecutionOutcome.completed,
+    raised: false,
+    stdout: new OutputCapture(1000, 1000),
+    stderr: err,
+    displays: [],
+    toolCalls: [],
+    stashed: [],
+    durationMs: 1234.5678,
+    ...over,
+  };
 }
 const shape = (r: KernelExecution) => shapeResult(r, 30, 1000, 2000);
 
@@ -32,7 +42,14 @@ describe('shapeResult: the reference result and a typed failure', () => {
   });
 
   it('summarises a dead kernel with the sentence stderr ends with, and the session caps it ran into', () => {
-    const died = run({ outcome: ExecutionOutcome.died, exit: { code: null, signal: 'SIGKILL' }, limitNotes: ['The session reached its memory limit (1 GiB).'] }, 'partial output\n');
+    const died = run(
+      {
+        outcome: ExecutionOutcome.died,
+        exit: { code: null, signal: 'SIGKILL' },
+        limitNotes: ['The session reached its memory limit (1 GiB).'],
+      },
+      'partial output\n',
+    );
     const { result, failure } = shape(died);
     expect(failure?.kind).toBe('kernel_lost');
     expect(failure?.summary).toBe(
@@ -45,7 +62,10 @@ describe('shapeResult: the reference result and a typed failure', () => {
 
   it('summarises a kernel stopped for a driver fault with the fault sentence', () => {
     const { failure } = shape(run({ outcome: ExecutionOutcome.died, fault: 'it wrote to the reply channel' }));
-    expect(failure).toEqual({ kind: 'kernel_lost', summary: expect.stringMatching(/^The kernel was stopped because it wrote to the reply channel; /) as string });
+    expect(failure).toEqual({
+      kind: 'kernel_lost',
+      summary: expect.stringMatching(/^The kernel was stopped because it wrote to the reply channel; /) as string,
+    });
   });
 
   it('fails a run that hit a session cap even when its code succeeded', () => {

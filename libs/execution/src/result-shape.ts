@@ -5,7 +5,13 @@ import { truncateStderr, truncateStdout } from './truncation';
 export const FAILED = 'Kernel execution failed';
 
 /** Why a run failed: the code raised, the cell was refused, it timed out, the kernel was lost, a session cap was hit. */
-export const RunFailureKind = { raised: 'raised', rejected: 'rejected', timeout: 'timeout', kernelLost: 'kernel_lost', limit: 'limit' } as const;
+export const RunFailureKind = {
+  raised: 'raised',
+  rejected: 'rejected',
+  timeout: 'timeout',
+  kernelLost: 'kernel_lost',
+  limit: 'limit',
+} as const;
 export type RunFailureKind = (typeof RunFailureKind)[keyof typeof RunFailureKind];
 
 /** A failed run: what kind of failure, and the line a background job records as its `error`. */
@@ -32,24 +38,47 @@ export function shapeResult(run: KernelExecution, timeoutS: number, limit: numbe
   // A session cap the cell ran into fails the cell and says so after whatever else stderr holds.
   const stderr = [shaped.result.stderr.replace(/\n$/, ''), ...notes].filter(Boolean).join('\n');
   const lost = shaped.failure?.kind === RunFailureKind.kernelLost;
-  const failure = shaped.failure ? { ...shaped.failure, summary: lost ? [shaped.failure.summary, ...notes].join('\n') : shaped.failure.summary } : { kind: RunFailureKind.limit, summary: FAILED };
+  const failure = shaped.failure
+    ? { ...shaped.failure, summary: lost ? [shaped.failure.summary, ...notes].join('\n') : shaped.failure.summary }
+    : { kind: RunFailureKind.limit, summary: FAILED };
   return { result: { ...shaped.result, stderr, success: false, error: FAILED }, failure };
 }
 
 function shapeOutcome(run: KernelExecution, timeoutS: number, limit: number, graceMs: number): ShapedRun {
-  if (run.rejected) return { result: { ...emptyResult(), stderr: run.rejected, error: run.rejected }, failure: { kind: RunFailureKind.rejected, summary: FAILED } };
+  if (run.rejected)
+    return {
+      result: { ...emptyResult(), stderr: run.rejected, error: run.rejected },
+      failure: { kind: RunFailureKind.rejected, summary: FAILED },
+    };
   const stdout = truncateStdout(run.stdout, limit);
   const stderr = truncateStderr(run.stderr, limit);
-  const omitted = run.toolCallsDropped && Object.keys(run.toolCallsDropped).length ? { tool_calls_omitted: run.toolCallsDropped } : {};
-  const result = { ...emptyResult(), stdout, stderr, execution_time: round3(run.durationMs / 1000), tool_calls: run.toolCalls, ...omitted };
+  const omitted =
+    run.toolCallsDropped && Object.keys(run.toolCallsDropped).length
+      ? { tool_calls_omitted: run.toolCallsDropped }
+      : {};
+  const result = {
+    ...emptyResult(),
+    stdout,
+    stderr,
+    execution_time: round3(run.durationMs / 1000),
+    tool_calls: run.toolCalls,
+    ...omitted,
+  };
   const timedOut = `Execution timeout after ${timeoutS}s.`;
   switch (run.outcome) {
     case ExecutionOutcome.completed:
       if (!run.raised) return { result: { ...result, success: true, error: null } };
-      return { result: { ...result, success: false, error: FAILED }, failure: { kind: RunFailureKind.raised, summary: FAILED } };
+      return {
+        result: { ...result, success: false, error: FAILED },
+        failure: { kind: RunFailureKind.raised, summary: FAILED },
+      };
     case ExecutionOutcome.interrupted:
       return {
-        result: { ...result, stderr: `${timedOut} The code was interrupted; the session and variables defined before the interrupt are kept.`, error: FAILED },
+        result: {
+          ...result,
+          stderr: `${timedOut} The code was interrupted; the session and variables defined before the interrupt are kept.`,
+          error: FAILED,
+        },
         failure: { kind: RunFailureKind.timeout, summary: timedOut },
       };
     case ExecutionOutcome.killed:
@@ -67,7 +96,12 @@ function shapeOutcome(run: KernelExecution, timeoutS: number, limit: number, gra
     case ExecutionOutcome.died: {
       const lost = kernelLost(run);
       return {
-        result: { ...result, stderr: `${stderr}${stderr && !stderr.endsWith('\n') ? '\n' : ''}${lost}`, error: FAILED, kernel_restarted: true },
+        result: {
+          ...result,
+          stderr: `${stderr}${stderr && !stderr.endsWith('\n') ? '\n' : ''}${lost}`,
+          error: FAILED,
+          kernel_restarted: true,
+        },
         failure: { kind: RunFailureKind.kernelLost, summary: lost },
       };
     }

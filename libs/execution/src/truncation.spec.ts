@@ -16,14 +16,20 @@ describe('output truncation (reference §1.2.1)', () => {
 
   it('keeps the head of stdout with a marker using thousands separators', () => {
     const out = truncateStdout(captured('a'.repeat(60_000), 50_000), 50_000);
-    expect(out.startsWith('a'.repeat(50_000) + '\n[OUTPUT TRUNCATED: 60,000 characters exceeded the 50,000 character limit.')).toBe(true);
+    expect(
+      out.startsWith(
+        'a'.repeat(50_000) + '\n[OUTPUT TRUNCATED: 60,000 characters exceeded the 50,000 character limit.',
+      ),
+    ).toBe(true);
     expect(out).toContain('print(result[:200])');
   });
 
   it('keeps head and tail halves of stderr so the end of a traceback stays visible', () => {
     const text = 'H'.repeat(30) + 'M'.repeat(100) + 'T'.repeat(30);
     const out = truncateStderr(captured(text, 60), 60);
-    expect(out.startsWith('H'.repeat(30) + '\n[STDERR TRUNCATED: 160 characters exceeded the 60 character limit.')).toBe(true);
+    expect(
+      out.startsWith('H'.repeat(30) + '\n[STDERR TRUNCATED: 160 characters exceeded the 60 character limit.'),
+    ).toBe(true);
     expect(out.endsWith(']\n' + 'T'.repeat(30))).toBe(true);
   });
 

@@ -47,7 +47,9 @@ export class BullMqJobQueue implements JobQueue {
       await ready;
     } catch (err) {
       for (const c of this.connections) c.disconnect();
-      throw new UnavailableError(`Cannot reach Redis at ${redactUrl(this.o.url)} for background jobs (${(err as Error).message}). Check REDIS_URL / jobs.redis_url, or unset it to run jobs in-process.`);
+      throw new UnavailableError(
+        `Cannot reach Redis at ${redactUrl(this.o.url)} for background jobs (${(err as Error).message}). Check REDIS_URL / jobs.redis_url, or unset it to run jobs in-process.`,
+      );
     }
   }
 
@@ -89,12 +91,19 @@ export class BullMqJobQueue implements JobQueue {
   }
 
   async enqueue(queue: string, jobId: string, data: Record<string, unknown>): Promise<void> {
-    await this.queue(queue).add('run', data, { jobId, attempts: 1, removeOnComplete: { age: 3600 }, removeOnFail: { age: 24 * 3600 } });
+    await this.queue(queue).add('run', data, {
+      jobId,
+      attempts: 1,
+      removeOnComplete: { age: 3600 },
+      removeOnFail: { age: 24 * 3600 },
+    });
   }
 
   async cancel(queue: string, jobId: string): Promise<void> {
     this.active.get(jobId)?.abort();
-    await this.queue(queue).remove(jobId).catch(() => 0); // an active job cannot be removed; the publish reaches it
+    await this.queue(queue)
+      .remove(jobId)
+      .catch(() => 0); // an active job cannot be removed; the publish reaches it
     await this.publisher.publish(this.channel, jobId);
   }
 

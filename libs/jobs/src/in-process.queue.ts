@@ -62,11 +62,13 @@ export class InProcessJobQueue implements JobQueue {
       const ac = new AbortController();
       this.active.set(next.jobId, ac);
       lane.running++;
-      void processor(next.jobId, next.data, ac.signal).catch(() => undefined).finally(() => {
-        lane.running--;
-        this.active.delete(next.jobId);
-        this.pump(lane);
-      });
+      void processor(next.jobId, next.data, ac.signal)
+        .catch(() => undefined)
+        .finally(() => {
+          lane.running--;
+          this.active.delete(next.jobId);
+          this.pump(lane);
+        });
     }
   }
 }

@@ -27,7 +27,8 @@ export class JobRepository {
   ) {}
 
   async insertJobs(records: JobRecord[]): Promise<void> {
-    for (let i = 0; i < records.length; i += INSERT_CHUNK) await this.jobs.insert(records.slice(i, i + INSERT_CHUNK).map(toJobEntity));
+    for (let i = 0; i < records.length; i += INSERT_CHUNK)
+      await this.jobs.insert(records.slice(i, i + INSERT_CHUNK).map(toJobEntity));
   }
 
   /** Removes a batch and its items (a batch whose creation failed half-way). */
@@ -59,7 +60,10 @@ export class JobRepository {
 
   /** Running or queued jobs this replica held when it stopped: they can never finish. */
   async failOrphans(replica: string, message: string, at: number): Promise<number> {
-    const res = await this.jobs.update({ replica, status: In([JobStatus.running]) }, { status: JobStatus.failed, error: message, completedAt: at });
+    const res = await this.jobs.update(
+      { replica, status: In([JobStatus.running]) },
+      { status: JobStatus.failed, error: message, completedAt: at },
+    );
     return res.affected ?? 0;
   }
 

@@ -40,9 +40,16 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    const n = await this.repo.failOrphans(this.settings.replica, 'The executor stopped while this job was running; its kernel and any later output were lost. Run the code again.', Date.now());
+    const n = await this.repo.failOrphans(
+      this.settings.replica,
+      'The executor stopped while this job was running; its kernel and any later output were lost. Run the code again.',
+      Date.now(),
+    );
     if (n) this.logger.warn({ count: n }, 'jobs of a previous run marked failed');
-    this.timers = [setInterval(() => void this.flushOutput(), OUTPUT_FLUSH_MS), setInterval(() => void this.purge(), 10 * 60_000)];
+    this.timers = [
+      setInterval(() => void this.flushOutput(), OUTPUT_FLUSH_MS),
+      setInterval(() => void this.purge(), 10 * 60_000),
+    ];
     for (const t of this.timers) t.unref();
   }
 
@@ -58,11 +65,33 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Records a session-bound background job that is already running on this replica. */
-  async startBackground(owner: string, sessionId: string, description: string, promoted: boolean, output = { stdout: '', stderr: '' }): Promise<JobRecord> {
+  async startBackground(
+    owner: string,
+    sessionId: string,
+    description: string,
+    promoted: boolean,
+    output = { stdout: '', stderr: '' },
+  ): Promise<JobRecord> {
     const now = Date.now();
     const record: JobRecord = {
-      id: randomId('j_'), owner, kind: JobKind.background, sessionId, batchId: null, inputIndex: null, status: JobStatus.running, description,
-      replica: this.settings.replica, createdAt: now, startedAt: now, completedAt: null, stdout: '', stderr: '', error: null, result: null, payload: null, promoted,
+      id: randomId('j_'),
+      owner,
+      kind: JobKind.background,
+      sessionId,
+      batchId: null,
+      inputIndex: null,
+      status: JobStatus.running,
+      description,
+      replica: this.settings.replica,
+      createdAt: now,
+      startedAt: now,
+      completedAt: null,
+      stdout: '',
+      stderr: '',
+      error: null,
+      result: null,
+      payload: null,
+      promoted,
     };
     await this.repo.insertJobs([record]);
     this.live.set(record.id, { ...output, dirty: true });
@@ -73,12 +102,41 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
    * Creates a batch and its queued items, then enqueues them (any replica may run them). The batch row is written
    * after its items, so no reader sees a batch without jobs; if any step fails, what was written or queued is removed.
    */
-  async createBatch(owner: string, parentSessionId: string, resultVariable: string, items: { sessionId: string; data: Record<string, unknown> }[]): Promise<{ batch: BatchRecord; jobs: JobRecord[] }> {
+  async createBatch(
+    owner: string,
+    parentSessionId: string,
+    resultVariable: string,
+    items: { sessionId: string; data: Record<string, unknown> }[],
+  ): Promise<{ batch: BatchRecord; jobs: JobRecord[] }> {
     const now = Date.now();
-    const batch: BatchRecord = { id: randomId('b_'), owner, parentSessionId, resultVariable, total: items.length, createdAt: now, cancelledAt: null };
+    const batch: BatchRecord = {
+      id: randomId('b_'),
+      owner,
+      parentSessionId,
+      resultVariable,
+      total: items.length,
+      createdAt: now,
+      cancelledAt: null,
+    };
     const jobs = items.map((item, i): JobRecord => ({
-      id: randomId('j_'), owner, kind: JobKind.batchItem, sessionId: item.sessionId, batchId: batch.id, inputIndex: i, status: JobStatus.queued, description: '',
-      replica: null, createdAt: now, startedAt: null, completedAt: null, stdout: '', stderr: '', error: null, result: null, payload: null, promoted: false,
+      id: randomId('j_'),
+      owner,
+      kind: JobKind.batchItem,
+      sessionId: item.sessionId,
+      batchId: batch.id,
+      inputIndex: i,
+      status: JobStatus.queued,
+      description: '',
+      replica: null,
+      createdAt: now,
+      startedAt: null,
+      completedAt: null,
+      stdout: '',
+      stderr: '',
+      error: null,
+      result: null,
+      payload: null,
+      promoted: false,
     }));
     let queued = 0;
     try {
@@ -98,10 +156,20 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
   /** Takes back a batch whose creation failed: dequeues (or aborts) its queued items, then deletes its rows. */
   private async undoBatch(batchId: string, queued: JobRecord[]): Promise<void> {
     for (const job of queued) {
-      await this.repo.transition(job.id, [JobStatus.queued, JobStatus.running], { status: JobStatus.cancelled, error: 'cancelled', completedAt: Date.now() }).catch(() => false);
+      await this.repo
+        .transition(job.id, [JobStatus.queued, JobStatus.running], {
+          status: JobStatus.cancelled,
+          error: 'cancelled',
+          completedAt: Date.now(),
+        })
+        .catch(() => false);
       await this.queue.cancel(this.settings.batchQueue, job.id).catch(() => undefined);
     }
-    await this.repo.deleteBatch(batchId).catch((err: Error) => this.logger.error({ batchId, err: err.message }, 'could not remove a batch whose creation failed'));
+    await this.repo
+      .deleteBatch(batchId)
+      .catch((err: Error) =>
+        this.logger.error({ batchId, err: err.message }, 'could not remove a batch whose creation failed'),
+      );
   }
 
   /** Appends live output of a job running here. */
@@ -114,7 +182,11 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
 
   /** Claims a queued item for this replica (false when it was cancelled or taken). */
   claim(jobId: string): Promise<boolean> {
-    return this.repo.transition(jobId, [JobStatus.queued, JobStatus.running], { status: JobStatus.running, replica: this.settings.replica, startedAt: Date.now() });
+    return this.repo.transition(jobId, [JobStatus.queued, JobStatus.running], {
+      status: JobStatus.running,
+      replica: this.settings.replica,
+      startedAt: Date.now(),
+    });
   }
 
   /** Records the end of a job unless it was already ended (e.g. cancelled). */
@@ -122,7 +194,11 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
     const live = this.live.get(jobId);
     this.live.delete(jobId);
     const out = live ? { stdout: live.stdout, stderr: live.stderr } : {};
-    return this.repo.transition(jobId, [JobStatus.queued, JobStatus.running], { ...out, ...patch, completedAt: Date.now() });
+    return this.repo.transition(jobId, [JobStatus.queued, JobStatus.running], {
+      ...out,
+      ...patch,
+      completedAt: Date.now(),
+    });
   }
 
   /** The caller's job (live output merged), or the same not-found for unknown and foreign ids. */
@@ -143,7 +219,13 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
     const { batch, jobs } = await this.getBatch(principal, id);
     await this.repo.markBatchCancelled(batch.id, Date.now());
     for (const job of jobs) {
-      if (await this.repo.transition(job.id, [JobStatus.queued, JobStatus.running], { status: JobStatus.cancelled, error: 'cancelled', completedAt: Date.now() })) {
+      if (
+        await this.repo.transition(job.id, [JobStatus.queued, JobStatus.running], {
+          status: JobStatus.cancelled,
+          error: 'cancelled',
+          completedAt: Date.now(),
+        })
+      ) {
         await this.queue.cancel(this.settings.batchQueue, job.id);
       }
     }
@@ -153,7 +235,11 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
   async cancelJob(id: string): Promise<boolean> {
     const job = await this.repo.findJob(id);
     if (!job) return false;
-    const changed = await this.repo.transition(id, [JobStatus.queued, JobStatus.running], { status: JobStatus.cancelled, error: 'cancelled by an administrator', completedAt: Date.now() });
+    const changed = await this.repo.transition(id, [JobStatus.queued, JobStatus.running], {
+      status: JobStatus.cancelled,
+      error: 'cancelled by an administrator',
+      completedAt: Date.now(),
+    });
     if (changed && job.kind === JobKind.batchItem) await this.queue.cancel(this.settings.batchQueue, id);
     return changed;
   }
@@ -181,11 +267,15 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
     for (const [id, live] of this.live) {
       if (!live.dirty) continue;
       live.dirty = false;
-      await this.repo.updateJob(id, { stdout: live.stdout, stderr: live.stderr }).catch((err: Error) => this.logger.warn({ err: err.message }, 'job output flush failed'));
+      await this.repo
+        .updateJob(id, { stdout: live.stdout, stderr: live.stderr })
+        .catch((err: Error) => this.logger.warn({ err: err.message }, 'job output flush failed'));
     }
   }
 
   private async purge(): Promise<void> {
-    await this.repo.purgeBefore(Date.now() - this.settings.retentionMs).catch((err: Error) => this.logger.warn({ err: err.message }, 'job retention sweep failed'));
+    await this.repo
+      .purgeBefore(Date.now() - this.settings.retentionMs)
+      .catch((err: Error) => this.logger.warn({ err: err.message }, 'job retention sweep failed'));
   }
 }

@@ -1,5 +1,11 @@
 /** Job lifecycle states; `queued` only before a batch item starts. */
-export const JobStatus = { queued: 'queued', running: 'running', completed: 'completed', failed: 'failed', cancelled: 'cancelled' } as const;
+export const JobStatus = {
+  queued: 'queued',
+  running: 'running',
+  completed: 'completed',
+  failed: 'failed',
+  cancelled: 'cancelled',
+} as const;
 export type JobStatus = (typeof JobStatus)[keyof typeof JobStatus];
 
 export const JobKind = { background: 'background', batchItem: 'batch_item' } as const;

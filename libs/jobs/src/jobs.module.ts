@@ -36,7 +36,12 @@ export class JobsModule {
               prefix: o.prefix,
               lockDurationMs: o.config.lock_duration_seconds * 1000,
               stalledIntervalMs: o.config.stalled_interval_seconds * 1000,
-              onLost: (jobId, reason) => void repo.transition(jobId, ['queued', 'running'], { status: 'failed', completedAt: Date.now(), error: `The replica running this item stopped and it could not be recovered (${reason}). Run it again.` }),
+              onLost: (jobId, reason) =>
+                void repo.transition(jobId, ['queued', 'running'], {
+                  status: 'failed',
+                  completedAt: Date.now(),
+                  error: `The replica running this item stopped and it could not be recovered (${reason}). Run it again.`,
+                }),
             });
             await q.init();
             return q;

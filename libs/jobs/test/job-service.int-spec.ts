@@ -25,11 +25,24 @@ class FailingQueue extends InProcessJobQueue {
   }
 }
 
-async function boot(db: DbTarget, replica: string, retentionMs = 3_600_000, queue?: InProcessJobQueue): Promise<TestingModule> {
+async function boot(
+  db: DbTarget,
+  replica: string,
+  retentionMs = 3_600_000,
+  queue?: InProcessJobQueue,
+): Promise<TestingModule> {
   const builder = Test.createTestingModule({
     imports: [
-      PersistenceModule.forRoot({ database: db.database, defaultSqlitePath: db.defaultSqlitePath, migrations: [...JOB_MIGRATIONS] }),
-      JobsModule.forRoot({ config: { retention_hours: 1, lock_duration_seconds: 30, stalled_interval_seconds: 30 }, prefix: 't', settings: { replica, retentionMs, batchQueue: 'q', concurrency: 1 } }),
+      PersistenceModule.forRoot({
+        database: db.database,
+        defaultSqlitePath: db.defaultSqlitePath,
+        migrations: [...JOB_MIGRATIONS],
+      }),
+      JobsModule.forRoot({
+        config: { retention_hours: 1, lock_duration_seconds: 30, stalled_interval_seconds: 30 },
+        prefix: 't',
+        settings: { replica, retentionMs, batchQueue: 'q', concurrency: 1 },
+      }),
     ],
   });
   if (queue) builder.overrideProvider(JOB_QUEUE).useValue(queue);
@@ -59,12 +72,22 @@ describe.each((['sqlite', 'postgres'] as const).filter((t) => t === 'sqlite' || 
     await expect(jobs.getJob(bob, 'j_000000000000')).rejects.toThrow('Job j_000000000000 not found');
     expect(await jobs.finish(job.id, { status: JobStatus.completed, result: { success: true } })).toBe(true);
     expect(await jobs.finish(job.id, { status: JobStatus.failed })).toBe(false);
-    expect(await jobs.getJob(alice, job.id)).toMatchObject({ status: 'completed', stdout: 'so far\nmore\n', result: { success: true } });
+    expect(await jobs.getJob(alice, job.id)).toMatchObject({
+      status: 'completed',
+      stdout: 'so far\nmore\n',
+      result: { success: true },
+    });
   });
 
   it('creates a batch of queued items that a replica claims once; a cancelled item cannot be claimed', async () => {
-    const { batch, jobs: items } = await jobs.createBatch(alice.id, 's-parent', 'result', [{ sessionId: 's-a', data: {} }, { sessionId: 's-b', data: {} }]);
-    expect(items.map((j) => [j.status, j.inputIndex])).toEqual([['queued', 0], ['queued', 1]]);
+    const { batch, jobs: items } = await jobs.createBatch(alice.id, 's-parent', 'result', [
+      { sessionId: 's-a', data: {} },
+      { sessionId: 's-b', data: {} },
+    ]);
+    expect(items.map((j) => [j.status, j.inputIndex])).toEqual([
+      ['queued', 0],
+      ['queued', 1],
+    ]);
     await jobs.cancelBatch(alice, batch.id);
     expect(await jobs.claim(items[0]?.id as string)).toBe(false);
     const view = await jobs.getBatch(alice, batch.id);
@@ -101,7 +124,10 @@ describe.each((['sqlite', 'postgres'] as const).filter((t) => t === 'sqlite' || 
     await mod.close();
     mod = await boot(db, 'r1');
     jobs = mod.get(JobService);
-    expect(await jobs.getJob(alice, job.id)).toMatchObject({ status: 'failed', error: expect.stringContaining('The executor stopped while this job was running') });
+    expect(await jobs.getJob(alice, job.id)).toMatchObject({
+      status: 'failed',
+      error: expect.stringContaining('The executor stopped while this job was running'),
+    });
   });
 
   it('purges finished jobs older than the retention period', async () => {

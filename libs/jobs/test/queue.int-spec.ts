@@ -9,7 +9,13 @@ const backends = (['in-process', 'bullmq'] as const).filter((b) => b === 'in-pro
 /** Both replicas of a server share a prefix; each test gets its own. */
 async function replica(kind: 'in-process' | 'bullmq', prefix: string): Promise<JobQueue> {
   if (kind === 'in-process') return new InProcessJobQueue();
-  const q = new BullMqJobQueue({ url: TEST_REDIS_URL, prefix, lockDurationMs: 5000, stalledIntervalMs: 5000, onLost: () => undefined });
+  const q = new BullMqJobQueue({
+    url: TEST_REDIS_URL,
+    prefix,
+    lockDurationMs: 5000,
+    stalledIntervalMs: 5000,
+    onLost: () => undefined,
+  });
   await q.init();
   return q;
 }
@@ -110,4 +116,3 @@ describe.runIf(redis)('BullMQ connections', () => {
     expect(opened.every((c) => c.status === 'end' || c.status === 'close')).toBe(true);
   });
 });
-

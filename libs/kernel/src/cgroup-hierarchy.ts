@@ -40,7 +40,9 @@ export function discoverHierarchies(): Hierarchy[] {
     if (fstype === 'cgroup2') {
       const own = inMount(mountPoint, root, paths.get(''));
       if (!own) continue;
-      const controllers = readText(join(own, 'cgroup.controllers')).split(/\s+/).filter((c): c is Controller => c === 'memory' || c === 'pids');
+      const controllers = readText(join(own, 'cgroup.controllers'))
+        .split(/\s+/)
+        .filter((c): c is Controller => c === 'memory' || c === 'pids');
       if (controllers.length) out.push({ version: 2, own, controllers });
     } else if (fstype === 'cgroup') {
       const controllers = (opts ?? '').split(',').filter((c): c is Controller => c === 'memory' || c === 'pids');

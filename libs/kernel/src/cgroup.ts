@@ -5,7 +5,6 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { type Controller, discoverHierarchies, type Hierarchy, readText } from './cgroup-hierarchy';
 import { KernelStartError } from './kernel.errors';
 
-
 export interface CgroupCaps {
   memoryBytes: number;
   pids: number;
@@ -33,7 +32,9 @@ export class SessionCgroup {
     const mem = this.dirs.get('memory');
     const pids = this.dirs.get('pids');
     return {
-      oomKills: mem ? counter(join(mem.dir, mem.version === 2 ? 'memory.events' : 'memory.oom_control'), 'oom_kill') : 0,
+      oomKills: mem
+        ? counter(join(mem.dir, mem.version === 2 ? 'memory.events' : 'memory.oom_control'), 'oom_kill')
+        : 0,
       pidsRefused: pids ? counter(join(pids.dir, 'pids.events'), 'max') : 0,
     };
   }
@@ -78,10 +79,15 @@ export class Cgroups {
     hierarchies: Hierarchy[] = discoverHierarchies(),
   ) {
     const tag = `stoa-${createHash('sha256').update(dataDir).digest('hex').slice(0, 8)}`;
-    const wanted: Controller[] = [...(caps.memoryBytes ? ['memory' as const] : []), ...(caps.pids ? ['pids' as const] : [])];
+    const wanted: Controller[] = [
+      ...(caps.memoryBytes ? ['memory' as const] : []),
+      ...(caps.pids ? ['pids' as const] : []),
+    ];
     const opened = new Map<string, { dir: string; version: 1 | 2 }>(); // by our own cgroup dir
     for (const c of wanted) {
-      const h = hierarchies.find((x) => x.version === 2 && x.controllers.includes(c)) ?? hierarchies.find((x) => x.version === 1 && x.controllers.includes(c));
+      const h =
+        hierarchies.find((x) => x.version === 2 && x.controllers.includes(c)) ??
+        hierarchies.find((x) => x.version === 1 && x.controllers.includes(c));
       if (!h) {
         this.inactive.set(c, `no cgroup hierarchy on this host offers the ${c} controller`);
         continue;
@@ -89,7 +95,11 @@ export class Cgroups {
       try {
         let root = opened.get(h.own);
         if (!root) {
-          root = openRoot(h, tag, wanted.filter((x) => h.controllers.includes(x)));
+          root = openRoot(
+            h,
+            tag,
+            wanted.filter((x) => h.controllers.includes(x)),
+          );
           opened.set(h.own, root);
         }
         this.roots.set(c, root);
@@ -164,7 +174,10 @@ export class Cgroups {
 /** This server's parent group in hierarchy `h` (stale ones removed first); v2: with the controllers handed on. */
 function openRoot(h: Hierarchy, tag: string, controllers: Controller[]): { dir: string; version: 1 | 2 } {
   const enable = controllers.map((x) => `+${x}`).join(' ');
-  if (h.version === 2 && !controllers.every((c) => readText(join(h.own, 'cgroup.subtree_control')).split(/\s+/).includes(c))) {
+  if (
+    h.version === 2 &&
+    !controllers.every((c) => readText(join(h.own, 'cgroup.subtree_control')).split(/\s+/).includes(c))
+  ) {
     writeFileSync(join(h.own, 'cgroup.subtree_control'), enable); // EBUSY when our own group holds processes
   }
   removeStale(h.own, tag);
@@ -194,9 +207,12 @@ function removeStale(own: string, tag: string): void {
     const mine = name.startsWith(`${tag}-`);
     if (!mine && pidAlive(Number(m[1]))) continue;
     const dir = join(own, name);
-    const children = readdirSync(dir, { withFileTypes: true }).filter((c) => c.isDirectory()).map((c) => join(dir, c.name));
+    const children = readdirSync(dir, { withFileTypes: true })
+      .filter((c) => c.isDirectory())
+      .map((c) => join(dir, c.name));
     // Killed processes take a moment to leave their group (start-up only, so a short synchronous wait).
-    for (let attempt = 0; attempt < 40 && !children.every((c) => killAndRemove(c)); attempt++) Atomics.wait(PAUSE, 0, 0, 25);
+    for (let attempt = 0; attempt < 40 && !children.every((c) => killAndRemove(c)); attempt++)
+      Atomics.wait(PAUSE, 0, 0, 25);
     tryRmdir(dir);
   }
 }

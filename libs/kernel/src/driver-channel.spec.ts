@@ -4,7 +4,11 @@ import { BoundedLines, parseFrame } from './driver-channel';
 function reader(max: number) {
   const lines: string[] = [];
   let overflows = 0;
-  const r = new BoundedLines(max, (l) => lines.push(l), () => overflows++);
+  const r = new BoundedLines(
+    max,
+    (l) => lines.push(l),
+    () => overflows++,
+  );
   return { r, lines, overflows: () => overflows };
 }
 
@@ -31,7 +35,13 @@ describe('BoundedLines', () => {
 describe('parseFrame', () => {
   it('accepts a result frame and fills the defaults', () => {
     const parsed = parseFrame('{"reply":{"ok":true},"type":"result","id":3}');
-    expect(parsed).toEqual({ frame: { type: 'result', id: 3, reply: { ok: true, displays: [], tool_calls: [], tool_calls_dropped: {}, stashed: [] } } });
+    expect(parsed).toEqual({
+      frame: {
+        type: 'result',
+        id: 3,
+        reply: { ok: true, displays: [], tool_calls: [], tool_calls_dropped: {}, stashed: [] },
+      },
+    });
   });
 
   it("keeps the supervisor's type and id when a reply body repeats those keys", () => {
@@ -41,8 +51,16 @@ describe('parseFrame', () => {
 
   it.each([
     ['not JSON', '{"reply":', 'the kernel sent a reply line that is not JSON'],
-    ['an unknown frame type', '{"type":"pong"}', "the kernel sent a malformed reply (type: Invalid discriminator value"],
-    ['a tool call of the wrong shape', '{"reply":{"ok":true,"tool_calls":[{"tool_name":1}]},"type":"result","id":1}', 'the kernel sent a malformed reply (reply.tool_calls.0.tool_name:'],
+    [
+      'an unknown frame type',
+      '{"type":"pong"}',
+      'the kernel sent a malformed reply (type: Invalid discriminator value',
+    ],
+    [
+      'a tool call of the wrong shape',
+      '{"reply":{"ok":true,"tool_calls":[{"tool_name":1}]},"type":"result","id":1}',
+      'the kernel sent a malformed reply (reply.tool_calls.0.tool_name:',
+    ],
   ])('turns %s into a fault', (_what, line, fault) => {
     const parsed = parseFrame(line);
     expect('fault' in parsed ? parsed.fault.slice(0, fault.length) : parsed).toBe(fault);

@@ -56,7 +56,9 @@ export function parseFrame(line: string): { frame: DriverFrame } | { fault: stri
   const parsed = frame.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    return { fault: `the kernel sent a malformed reply (${issue ? `${issue.path.join('.') || 'message'}: ${issue.message}` : 'invalid'})` };
+    return {
+      fault: `the kernel sent a malformed reply (${issue ? `${issue.path.join('.') || 'message'}: ${issue.message}` : 'invalid'})`,
+    };
   }
   return { frame: parsed.data };
 }

@@ -3,9 +3,24 @@ import { SECRET_NAME } from './kernel.config';
 
 /** Host variables a kernel may inherit; everything else is dropped. */
 const BASE_ALLOWED = [
-  'PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LANGUAGE', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR',
-  'OPENBLAS_CORETYPE', 'OPENBLAS_L2_SIZE', 'OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS', 'MKL_NUM_THREADS',
-  'SSL_CERT_FILE', 'SSL_CERT_DIR', 'LD_LIBRARY_PATH',
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'LANG',
+  'LANGUAGE',
+  'LC_ALL',
+  'LC_CTYPE',
+  'TZ',
+  'TMPDIR',
+  'OPENBLAS_CORETYPE',
+  'OPENBLAS_L2_SIZE',
+  'OPENBLAS_NUM_THREADS',
+  'OMP_NUM_THREADS',
+  'MKL_NUM_THREADS',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'LD_LIBRARY_PATH',
 ];
 
 export interface KernelEnvInput {

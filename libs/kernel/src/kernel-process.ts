@@ -5,7 +5,14 @@ import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { Logger } from '@nestjs/common';
 import { randomToken, settlesWithin } from '@stoa/core';
-import { BoundedLines, commandLine, type DriverFrame, type DriverReply, MAX_REPLY_LINE_BYTES, parseFrame } from './driver-channel';
+import {
+  BoundedLines,
+  commandLine,
+  type DriverFrame,
+  type DriverReply,
+  MAX_REPLY_LINE_BYTES,
+  parseFrame,
+} from './driver-channel';
 import { KernelDeadError, KernelStartError } from './kernel.errors';
 import { MarkerSplitter, OutputCapture } from './output-capture';
 import type { LaunchSpec } from './sandbox';
@@ -89,7 +96,9 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
         const { code, signal } = unwrapExit(rawCode, rawSignal, this.spec.wrapped);
         this.exited = { code, signal };
         const why = this.faultReason ? `it was stopped because ${this.faultReason}` : describeExit(code, signal);
-        reject(new KernelStartError(`The kernel exited during start-up (${why}). ${this.startupStderr.slice(-2000)}`.trim()));
+        reject(
+          new KernelStartError(`The kernel exited during start-up (${why}). ${this.startupStderr.slice(-2000)}`.trim()),
+        );
         this.killGroup();
         this.emit('exit', code, signal);
         this.pending?.settle();
@@ -113,7 +122,8 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
   /** Resolves once the driver reported ready; rejects if it dies first or takes longer than `timeoutMs`. */
   async waitReady(timeoutMs: number): Promise<void> {
     try {
-      if (!(await settlesWithin(this.ready, timeoutMs))) throw new KernelStartError(`The kernel did not start within ${timeoutMs / 1000}s.`);
+      if (!(await settlesWithin(this.ready, timeoutMs)))
+        throw new KernelStartError(`The kernel did not start within ${timeoutMs / 1000}s.`);
       await this.ready;
     } catch (err) {
       this.kill();
@@ -124,7 +134,9 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
   /** Public namespace names with type and clipped repr; undefined when the kernel could not answer. */
   async inspect(timeoutMs: number): Promise<Record<string, { type: string; repr: string }> | undefined> {
     const r = await this.execute('', { timeoutMs, graceMs: 1000, captureChars: 1000 }, 'inspect');
-    return r.outcome === ExecutionOutcome.completed ? (r.value as Record<string, { type: string; repr: string }> | undefined) ?? undefined : undefined;
+    return r.outcome === ExecutionOutcome.completed
+      ? ((r.value as Record<string, { type: string; repr: string }> | undefined) ?? undefined)
+      : undefined;
   }
 
   /** Installs tool proxies and list_tools() in the namespace; throws with the driver's reason on failure. */
@@ -139,29 +151,40 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
   async capture(name: string, timeoutMs: number): Promise<{ kind: 'json' | 'repr'; value: unknown } | undefined> {
     const r = await this.execute('', { timeoutMs, graceMs: 1000, captureChars: 1000 }, 'capture', { name });
     const v = r.value as { kind: string; value?: unknown } | undefined;
-    return r.outcome === ExecutionOutcome.completed && v && v.kind !== 'missing' ? (v as { kind: 'json' | 'repr'; value: unknown }) : undefined;
+    return r.outcome === ExecutionOutcome.completed && v && v.kind !== 'missing'
+      ? (v as { kind: 'json' | 'repr'; value: unknown })
+      : undefined;
   }
 
   /** Gives a (pooled) kernel its session identity: variables such as USER_IDENTITY and STOA_SESSION_ID. */
   async assign(env: Record<string, string>, timeoutMs = 5000): Promise<void> {
     const r = await this.execute('', { timeoutMs, graceMs: 500, captureChars: 1000 }, 'assign', { env });
-    if (r.outcome !== ExecutionOutcome.completed || r.raised) throw new KernelStartError(`The kernel did not accept its session (${r.outcome}).`);
+    if (r.outcome !== ExecutionOutcome.completed || r.raised)
+      throw new KernelStartError(`The kernel did not accept its session (${r.outcome}).`);
   }
 
   /** Asset tags and handle ids in `code` that the kernel would replace (spec §2.8.2); [] when it could not answer. */
   async literals(code: string, timeoutMs: number): Promise<string[]> {
     const r = await this.execute(code, { timeoutMs, graceMs: 1000, captureChars: 1000 }, 'literals');
-    return r.outcome === ExecutionOutcome.completed && Array.isArray(r.value) ? r.value.filter((v): v is string => typeof v === 'string') : [];
+    return r.outcome === ExecutionOutcome.completed && Array.isArray(r.value)
+      ? r.value.filter((v): v is string => typeof v === 'string')
+      : [];
   }
 
   /** Serialises variable `name` into `path` (a file the kernel may write, e.g. in its transferDir). */
   async dump(name: string, path: string, timeoutMs: number): Promise<DumpResult> {
-    const r = await this.execute('', { timeoutMs, graceMs: TRANSFER_GRACE_MS, captureChars: 1000 }, 'dump', { name, path });
-    if (r.outcome !== ExecutionOutcome.completed) return { found: true, error: unfinished(`Serialising '${name}'`, r, timeoutMs) };
+    const r = await this.execute('', { timeoutMs, graceMs: TRANSFER_GRACE_MS, captureChars: 1000 }, 'dump', {
+      name,
+      path,
+    });
+    if (r.outcome !== ExecutionOutcome.completed)
+      return { found: true, error: unfinished(`Serialising '${name}'`, r, timeoutMs) };
     const v = r.value as { found?: boolean; serializer?: Serializer; size_bytes?: number; error?: string } | undefined;
     if (!v) return { found: true, error: r.error ?? 'The kernel did not report the result of the serialisation.' };
     if (!v.found) return { found: false };
-    return v.error !== undefined ? { found: true, error: v.error } : { found: true, serializer: v.serializer, sizeBytes: v.size_bytes };
+    return v.error !== undefined
+      ? { found: true, error: v.error }
+      : { found: true, serializer: v.serializer, sizeBytes: v.size_bytes };
   }
 
   /**
@@ -169,19 +192,37 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
    * On failure `error` is the kernel's traceback text (it names ModuleNotFoundError when a module is missing).
    */
   async load(name: string, path: string, serializer: Serializer, timeoutMs: number): Promise<LoadResult> {
-    const r = await this.execute('', { timeoutMs, graceMs: TRANSFER_GRACE_MS, captureChars: 1000 }, 'load', { name, path, serializer });
-    if (r.outcome !== ExecutionOutcome.completed) return { ok: false, error: unfinished(`Loading '${name}'`, r, timeoutMs) };
+    const r = await this.execute('', { timeoutMs, graceMs: TRANSFER_GRACE_MS, captureChars: 1000 }, 'load', {
+      name,
+      path,
+      serializer,
+    });
+    if (r.outcome !== ExecutionOutcome.completed)
+      return { ok: false, error: unfinished(`Loading '${name}'`, r, timeoutMs) };
     return r.raised ? { ok: false, error: r.error ?? 'The kernel could not load the object.' } : { ok: true };
   }
 
-  async execute(code: string, opts: ExecuteOptions, op: DriverOp = 'exec', extra: Record<string, unknown> = {}): Promise<KernelExecution> {
+  async execute(
+    code: string,
+    opts: ExecuteOptions,
+    op: DriverOp = 'exec',
+    extra: Record<string, unknown> = {},
+  ): Promise<KernelExecution> {
     if (this.exited) throw new KernelDeadError('The kernel has exited; start a new one.');
     if (this.pending) throw new KernelDeadError('The kernel is already executing.');
     const started = performance.now();
     const id = this.nextId++;
     const nonce = randomToken(12);
-    const stdout = new OutputCapture(opts.captureChars, opts.captureChars, opts.onOutput && ((t) => opts.onOutput?.('stdout', t)));
-    const stderr = new OutputCapture(opts.captureChars, opts.captureChars, opts.onOutput && ((t) => opts.onOutput?.('stderr', t)));
+    const stdout = new OutputCapture(
+      opts.captureChars,
+      opts.captureChars,
+      opts.onOutput && ((t) => opts.onOutput?.('stdout', t)),
+    );
+    const stderr = new OutputCapture(
+      opts.captureChars,
+      opts.captureChars,
+      opts.onOutput && ((t) => opts.onOutput?.('stderr', t)),
+    );
     let settle!: () => void;
     const done = new Promise<void>((resolve) => (settle = resolve));
     const pending: Pending = {
@@ -196,14 +237,17 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     this.pending = pending;
     this.out.begin(nonce, stdout, () => ((pending.stdoutDone = true), pending.check()));
     this.err.begin(nonce, stderr, () => ((pending.stderrDone = true), pending.check()));
-    this.commands.write(commandLine(id, nonce, { ...extra, op, code, policy: opts.policy, screen: opts.screen, rewrite: opts.rewrite }));
+    this.commands.write(
+      commandLine(id, nonce, { ...extra, op, code, policy: opts.policy, screen: opts.screen, rewrite: opts.rewrite }),
+    );
 
     let outcome: ExecutionOutcome = ExecutionOutcome.completed;
     try {
       if (!(await settlesWithin(done, opts.timeoutMs))) {
         this.interrupt();
         outcome = ExecutionOutcome.interrupted;
-        if (await settlesWithin(done, opts.graceMs)) this.commands.write(commandLine(0, undefined, { op: 'reap' })); // before the next command: end what the cell left running
+        if (await settlesWithin(done, opts.graceMs))
+          this.commands.write(commandLine(0, undefined, { op: 'reap' })); // before the next command: end what the cell left running
         else {
           outcome = ExecutionOutcome.killed;
           this.kill();
@@ -223,7 +267,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
       outcome,
       raised: pending.reply?.ok === false,
       fault: this.faultReason,
-      rejected: pending.reply?.rejected ? pending.reply.error ?? 'rejected' : undefined,
+      rejected: pending.reply?.rejected ? (pending.reply.error ?? 'rejected') : undefined,
       stdout,
       stderr,
       displays: pending.reply?.displays ?? [],
@@ -271,7 +315,8 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     if (msg.type === 'ready') return ready();
     if (msg.type === 'fault') return this.fault(msg.reason.slice(0, 500));
     const pending = this.pending;
-    if (!pending || msg.id !== pending.id || pending.reply) return this.fault(`it sent a result for command ${msg.id}, which is not the one pending`);
+    if (!pending || msg.id !== pending.id || pending.reply)
+      return this.fault(`it sent a result for command ${msg.id}, which is not the one pending`);
     pending.reply = msg.reply;
     pending.check();
   }
@@ -300,7 +345,11 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
 }
 
 /** bwrap reports a child killed by signal N as exit code 128+N; turn that back into the signal. */
-function unwrapExit(code: number | null, signal: NodeJS.Signals | null, wrapped: boolean): { code: number | null; signal: NodeJS.Signals | null } {
+function unwrapExit(
+  code: number | null,
+  signal: NodeJS.Signals | null,
+  wrapped: boolean,
+): { code: number | null; signal: NodeJS.Signals | null } {
   if (!wrapped || signal || code === null || code <= 128 || code > 128 + 64) return { code, signal };
   const name = Object.entries(osConstants.signals).find(([, n]) => n === code - 128)?.[0] as NodeJS.Signals | undefined;
   return name ? { code: null, signal: name } : { code, signal };
@@ -322,6 +371,5 @@ function unfinished(what: string, r: KernelExecution, timeoutMs: number): string
       return `The kernel died during this step (${r.exit ? describeExit(r.exit.code, r.exit.signal) : 'unknown cause'}): ${what.charAt(0).toLowerCase()}${what.slice(1)} failed and the kernel's variables are lost.`;
   }
 }
-
 
 export { describeExit };

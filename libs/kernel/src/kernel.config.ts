@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { nonNegative } from '@stoa/config';
 
 /** Names that look like secrets never reach a kernel through pass-through. */
-export const SECRET_NAME = /SECRET|TOKEN|PASSWORD|PASSWD|PWD$|KEY|CREDENTIAL|CONNECTION_STRING|DATABASE_URL|REDIS_URL|^AZURE_/i;
+export const SECRET_NAME =
+  /SECRET|TOKEN|PASSWORD|PASSWD|PWD$|KEY|CREDENTIAL|CONNECTION_STRING|DATABASE_URL|REDIS_URL|^AZURE_/i;
 
 /** The kernel keys of `environment:` in a server YAML (the build keys live in @stoa/provision). */
 export const kernelEnvironmentFields = {

@@ -63,12 +63,29 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
     this.python = resolvePython(settings.python);
     const sandbox = settings.sandbox ?? sandboxConfigSchema.parse({});
     const pythonPath = (settings.env.PYTHONPATH ?? '').split(':').filter(Boolean);
-    this.sandbox = new Sandbox({ config: sandbox, dataDir: settings.dataDir, python: this.python, driver: this.driver, readPaths: [...pythonPath, ...(settings.readPaths ?? [])], allowFallback: settings.allowSandboxFallback });
+    this.sandbox = new Sandbox({
+      config: sandbox,
+      dataDir: settings.dataDir,
+      python: this.python,
+      driver: this.driver,
+      readPaths: [...pythonPath, ...(settings.readPaths ?? [])],
+      allowFallback: settings.allowSandboxFallback,
+    });
     this.sandbox.probe();
     const c = this.sandbox.config;
-    this.uids = this.sandbox.dropUids ? new UidLeases({ base: c.uid_base, count: c.uid_count, dir: c.uid_lease_dir, dataDir: settings.dataDir }) : undefined;
+    this.uids = this.sandbox.dropUids
+      ? new UidLeases({ base: c.uid_base, count: c.uid_count, dir: c.uid_lease_dir, dataDir: settings.dataDir })
+      : undefined;
     this.screen = codeScreenOn(sandbox) ? { allowed_prefixes: sandbox.allowed_path_prefixes } : undefined;
-    this.logger.log({ python: this.python.executable, version: this.python.version, sandbox: this.sandbox.describe(), codeScreen: !!this.screen }, 'kernel interpreter and sandbox ready');
+    this.logger.log(
+      {
+        python: this.python.executable,
+        version: this.python.version,
+        sandbox: this.sandbox.describe(),
+        codeScreen: !!this.screen,
+      },
+      'kernel interpreter and sandbox ready',
+    );
     this.logLimits();
     if (this.sandbox.degraded) {
       this.logger.warn(
@@ -78,8 +95,15 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
           'or use an interpreter every user can read (environment.python: /usr/bin/python3). Servers with real auth refuse to start in this state.',
       );
     }
-    this.pool = new WarmPool(settings.warmPool ?? 0, () => this.startFresh(), (l) => this.discard(l));
-    process.once('exit', () => (this.killAll(), this.sandbox.cgroups.removeAllSync(), this.uids?.releaseAll(), this.unlock()));
+    this.pool = new WarmPool(
+      settings.warmPool ?? 0,
+      () => this.startFresh(),
+      (l) => this.discard(l),
+    );
+    process.once(
+      'exit',
+      () => (this.killAll(), this.sandbox.cgroups.removeAllSync(), this.uids?.releaseAll(), this.unlock()),
+    );
   }
 
   onModuleInit(): void {
@@ -252,7 +276,8 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
     if (!this.sandbox.dropUids) return;
     try {
       chmodSync(this.settings.dataDir, 0o711);
-      for (const f of readdirSync(this.settings.dataDir)) if (/\.sqlite/.test(f)) chmodSync(join(this.settings.dataDir, f), 0o600);
+      for (const f of readdirSync(this.settings.dataDir))
+        if (/\.sqlite/.test(f)) chmodSync(join(this.settings.dataDir, f), 0o600);
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'could not tighten data dir permissions');
     }

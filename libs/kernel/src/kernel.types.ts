@@ -97,7 +97,6 @@ export interface DumpResult {
 /** `KernelProcess.load`: the variable is bound, or the traceback text of the failure. */
 export type LoadResult = { ok: true } | { ok: false; error: string };
 
-
 /** One traced call of a domain tool proxy (reference §3.6). */
 export interface ToolCallRecord {
   tool_name: string;

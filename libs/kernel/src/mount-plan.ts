@@ -55,7 +55,13 @@ export class MountPlan {
     for (const root of roots) {
       this.mkdirs(out, root, roots);
       const size = root === '/tmp' ? this.tmpBytes : PLACEHOLDER_BYTES;
-      out.push('--perms', root === '/tmp' ? '1777' : '0755', ...(size ? ['--size', String(size)] : []), '--tmpfs', root);
+      out.push(
+        '--perms',
+        root === '/tmp' ? '1777' : '0755',
+        ...(size ? ['--size', String(size)] : []),
+        '--tmpfs',
+        root,
+      );
     }
     out.push(...this.hideArgs);
     for (let i = 0; i < this.bindArgs.length; i += 3) {

@@ -99,7 +99,11 @@ export class MarkerSplitter {
     }
     // Hold back the earliest tail that could still grow into the marker.
     let keep = data.length;
-    for (let i = data.indexOf('\u0000', Math.max(0, data.length - marker.length + 1)); i >= 0; i = data.indexOf('\u0000', i + 1)) {
+    for (
+      let i = data.indexOf('\u0000', Math.max(0, data.length - marker.length + 1));
+      i >= 0;
+      i = data.indexOf('\u0000', i + 1)
+    ) {
       if (marker.startsWith(data.slice(i))) {
         keep = i;
         break;

@@ -16,11 +16,18 @@ export interface PythonInfo {
 export function resolvePython(python: string): PythonInfo {
   let out: string;
   try {
-    out = execFileSync(python, ['-c', 'import sys; print(sys.executable); print(".".join(map(str, sys.version_info[:3]))); print(sys.prefix); print(sys.base_prefix)'], {
-      encoding: 'utf8',
-      timeout: 20_000,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    out = execFileSync(
+      python,
+      [
+        '-c',
+        'import sys; print(sys.executable); print(".".join(map(str, sys.version_info[:3]))); print(sys.prefix); print(sys.base_prefix)',
+      ],
+      {
+        encoding: 'utf8',
+        timeout: 20_000,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
   } catch (err) {
     throw new KernelStartError(
       `Cannot run the kernel interpreter '${python}': ${(err as Error).message.split('\n')[0]}. ` +
@@ -33,7 +40,12 @@ export function resolvePython(python: string): PythonInfo {
   if ((major ?? 0) < 3 || (major === 3 && (minor ?? 0) < 8)) {
     throw new KernelStartError(`Kernel interpreter ${executable} is Python ${version}; Stoa needs Python >= 3.8.`);
   }
-  return { executable, version, prefix: prefix ?? dirname(dirname(executable)), basePrefix: basePrefix ?? prefix ?? dirname(dirname(executable)) };
+  return {
+    executable,
+    version,
+    prefix: prefix ?? dirname(dirname(executable)),
+    basePrefix: basePrefix ?? prefix ?? dirname(dirname(executable)),
+  };
 }
 
 /** Absolute path of the stdlib driver script, found from source and from dist alike. */
@@ -51,6 +63,10 @@ export function driverPath(): string {
 
 /** The code screen's "Disallowed actions" block, rendered by stoa_screen.py itself (one source of truth). */
 export function disallowedActionsText(python: string, driver: string, prefixes: readonly string[]): string {
-  const script = 'import json, sys; sys.path.insert(0, sys.argv[1]); import stoa_screen; print(stoa_screen.disallowed_actions_text(tuple(json.loads(sys.argv[2]))))';
-  return execFileSync(python, ['-c', script, dirname(driver), JSON.stringify(prefixes)], { encoding: 'utf8', timeout: 20_000 }).trim();
+  const script =
+    'import json, sys; sys.path.insert(0, sys.argv[1]); import stoa_screen; print(stoa_screen.disallowed_actions_text(tuple(json.loads(sys.argv[2]))))';
+  return execFileSync(python, ['-c', script, dirname(driver), JSON.stringify(prefixes)], {
+    encoding: 'utf8',
+    timeout: 20_000,
+  }).trim();
 }

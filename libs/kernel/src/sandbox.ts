@@ -94,12 +94,15 @@ export class Sandbox {
     if (this.degraded && (c.user === 'per_kernel' || !s.allowFallback)) {
       throw new KernelStartError(
         `Kernels must run as their own unprivileged uid (sandbox.user: ${c.user}${c.user === 'auto' ? ' with real auth' : ''}), but ${this.degraded}. ` +
-          'Install bubblewrap (apt-get install bubblewrap: it binds the interpreter into each kernel\'s view), or point environment.python at an interpreter every user can read (e.g. /usr/bin/python3).',
+          "Install bubblewrap (apt-get install bubblewrap: it binds the interpreter into each kernel's view), or point environment.python at an interpreter every user can read (e.g. /usr/bin/python3).",
       );
     }
     this.dropUids = wantUids && !this.degraded;
     this.bwrap = needsNamespaces(c) || this.dropUids ? bwrap : undefined;
-    this.cgroups = new Cgroups({ memoryBytes: c.limits.session_memory_mb * MiB, pids: c.limits.session_processes }, s.dataDir);
+    this.cgroups = new Cgroups(
+      { memoryBytes: c.limits.session_memory_mb * MiB, pids: c.limits.session_processes },
+      s.dataDir,
+    );
     if (this.dropUids) {
       for (const p of [dirname(s.driver), ...s.readPaths]) {
         const mode = statSync(p, { throwIfNoEntry: false })?.mode;
@@ -162,7 +165,12 @@ export class Sandbox {
     if (c.limits.file_size_mb) limits.fsize = c.limits.file_size_mb * MiB;
     if (c.limits.open_files) limits.nofile = c.limits.open_files;
     if (c.limits.processes && drop) limits.nproc = c.limits.processes;
-    const fullEnv: Record<string, string> = { ...env, HOME: dirs.base, TMPDIR: '/tmp', STOA_LIMITS: JSON.stringify(limits) };
+    const fullEnv: Record<string, string> = {
+      ...env,
+      HOME: dirs.base,
+      TMPDIR: '/tmp',
+      STOA_LIMITS: JSON.stringify(limits),
+    };
     // With a pid namespace or a uid of its own, a kernel may kill every other process it can signal: its strays.
     if (this.bwrap || drop) fullEnv.STOA_REAP_STRAYS = '1';
     const python = this.s.python.executable;
@@ -170,19 +178,55 @@ export class Sandbox {
       // unshare execs the interpreter (no fork): exit codes are the kernel's own. The driver drops to the uid.
       if (drop) Object.assign(fullEnv, { STOA_DROP_UID: String(dirs.uid), STOA_DROP_GID: String(dirs.uid) });
       const ns = this.root ? ['--net'] : ['--user', '--map-current-user', '--net'];
-      return { file: this.unshare, args: [...ns, '--', python, ...argv], cwd: dirs.workDir, env: fullEnv, wrapped: false };
+      return {
+        file: this.unshare,
+        args: [...ns, '--', python, ...argv],
+        cwd: dirs.workDir,
+        env: fullEnv,
+        wrapped: false,
+      };
     }
     if (!this.bwrap) {
       // The cgroup wrapper must start as root to join; the driver then drops to the kernel's uid itself.
-      if (drop && inCgroup) return { file: python, args: argv, cwd: dirs.workDir, env: { ...fullEnv, STOA_DROP_UID: String(dirs.uid), STOA_DROP_GID: String(dirs.uid) }, wrapped: false };
-      return { file: python, args: argv, cwd: dirs.workDir, env: fullEnv, uid: drop ? dirs.uid : undefined, gid: drop ? dirs.uid : undefined, wrapped: false };
+      if (drop && inCgroup)
+        return {
+          file: python,
+          args: argv,
+          cwd: dirs.workDir,
+          env: { ...fullEnv, STOA_DROP_UID: String(dirs.uid), STOA_DROP_GID: String(dirs.uid) },
+          wrapped: false,
+        };
+      return {
+        file: python,
+        args: argv,
+        cwd: dirs.workDir,
+        env: fullEnv,
+        uid: drop ? dirs.uid : undefined,
+        gid: drop ? dirs.uid : undefined,
+        wrapped: false,
+      };
     }
     if (drop) Object.assign(fullEnv, { STOA_DROP_UID: String(dirs.uid), STOA_DROP_GID: String(dirs.uid) });
-    const args = ['--die-with-parent', '--new-session', '--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try', '--hostname', 'stoa-kernel'];
+    const args = [
+      '--die-with-parent',
+      '--new-session',
+      '--unshare-ipc',
+      '--unshare-pid',
+      '--unshare-uts',
+      '--unshare-cgroup-try',
+      '--hostname',
+      'stoa-kernel',
+    ];
     if (c.network === 'none') args.push('--unshare-net');
     if (!this.root) args.push('--unshare-user');
     if (this.root && drop) args.push('--cap-add', 'CAP_SETUID', '--cap-add', 'CAP_SETGID');
-    args.push(...(c.filesystem === 'confined' ? ['--ro-bind', '/', '/'] : ['--bind', '/', '/']), '--dev', '/dev', '--proc', '/proc');
+    args.push(
+      ...(c.filesystem === 'confined' ? ['--ro-bind', '/', '/'] : ['--bind', '/', '/']),
+      '--dev',
+      '/dev',
+      '--proc',
+      '/proc',
+    );
     args.push(...this.mounts(dirs, drop).args());
     args.push('--chdir', dirs.workDir, '--', python, ...argv);
     return { file: this.bwrap, args, cwd: dirs.workDir, env: fullEnv, wrapped: true };
@@ -197,7 +241,13 @@ export class Sandbox {
     }
     if (c.filesystem === 'confined') plan.hide(this.s.dataDir); // other sessions, the database file
     for (const p of c.hidden_paths) plan.hide(p);
-    const reads = [this.s.python.prefix, this.s.python.basePrefix, dirname(this.s.python.executable), dirname(this.s.driver), ...this.s.readPaths];
+    const reads = [
+      this.s.python.prefix,
+      this.s.python.basePrefix,
+      dirname(this.s.python.executable),
+      dirname(this.s.driver),
+      ...this.s.readPaths,
+    ];
     if (drop) {
       // A uid with no rights must still reach the interpreter, e.g. a pyenv under a 0700 /root.
       for (const p of [...reads, dirs.base]) {
@@ -221,8 +271,20 @@ export class Sandbox {
     const cgroup = this.cgroups.enabled ? this.cgroups.create('probe') : undefined;
     try {
       prepareDirs(dirs);
-      const spec = this.launch(dirs, { PATH: process.env.PATH ?? '/usr/bin:/bin', STOA_PROBE: '1' }, ['-u', this.s.driver], cgroup);
-      const r = spawnSync(spec.file, spec.args, { cwd: spec.cwd, env: spec.env, uid: spec.uid, gid: spec.gid, encoding: 'utf8', timeout: 30_000 });
+      const spec = this.launch(
+        dirs,
+        { PATH: process.env.PATH ?? '/usr/bin:/bin', STOA_PROBE: '1' },
+        ['-u', this.s.driver],
+        cgroup,
+      );
+      const r = spawnSync(spec.file, spec.args, {
+        cwd: spec.cwd,
+        env: spec.env,
+        uid: spec.uid,
+        gid: spec.gid,
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       if (r.status === 0 && r.stdout.includes('"probe": "ok"')) return;
       const why = (r.error?.message ?? `${r.stderr}${r.stdout}`).trim().split('\n').slice(-6).join('\n');
       throw new KernelStartError(
@@ -278,7 +340,13 @@ function ensureDir(d: string): string {
 /** Wraps a plan in `/bin/sh` that writes its own pid into each `cgroup.procs`, then execs the plan (same pid). */
 function joinCgroupFirst(spec: LaunchSpec, procs: string[]): LaunchSpec {
   const script = `${procs.map((_, i) => `echo $$ > "$${i + 1}"`).join(' && ')} && shift ${procs.length} && exec "$@"`;
-  return { ...spec, file: '/bin/sh', args: ['-c', script, 'stoa-cgroup', ...procs, spec.file, ...spec.args], uid: undefined, gid: undefined };
+  return {
+    ...spec,
+    file: '/bin/sh',
+    args: ['-c', script, 'stoa-cgroup', ...procs, spec.file, ...spec.args],
+    uid: undefined,
+    gid: undefined,
+  };
 }
 
 /** util-linux unshare from PATH; undefined when it does not run. */
@@ -288,6 +356,11 @@ function findUnshare(): string | undefined {
 
 /** bubblewrap from STOA_BWRAP (exactly that file) or PATH; undefined when it does not run. */
 function findBwrap(): string | undefined {
-  const candidates = process.env.STOA_BWRAP ? [process.env.STOA_BWRAP] : (process.env.PATH ?? '').split(':').concat(['/usr/bin', '/usr/local/bin']).map((d) => join(d || '.', 'bwrap'));
+  const candidates = process.env.STOA_BWRAP
+    ? [process.env.STOA_BWRAP]
+    : (process.env.PATH ?? '')
+        .split(':')
+        .concat(['/usr/bin', '/usr/local/bin'])
+        .map((d) => join(d || '.', 'bwrap'));
   return candidates.find((c) => spawnSync(c, ['--version']).status === 0);
 }

@@ -52,7 +52,14 @@ async function largeDiskUsage(dir: string, stopAtFiles: number): Promise<DiskUsa
   const total: DiskUsage = { bytes: 0, files: 0 };
   let level = [dir];
   while (level.length && total.files < stopAtFiles) {
-    const listed = await Promise.all(level.map((d) => readdir(d).then((names) => names.map((n) => join(d, n)), () => [] as string[])));
+    const listed = await Promise.all(
+      level.map((d) =>
+        readdir(d).then(
+          (names) => names.map((n) => join(d, n)),
+          () => [] as string[],
+        ),
+      ),
+    );
     const paths = listed.flat().slice(0, Math.max(0, stopAtFiles - total.files));
     const stats = await Promise.all(paths.map((p) => lstat(p).catch(() => undefined)));
     level = [];
@@ -67,14 +74,24 @@ async function largeDiskUsage(dir: string, stopAtFiles: number): Promise<DiskUsa
 }
 
 /** Which per-process and per-session limits are enforced (for logs and /health), and why one asked for is not. */
-export function describeLimits(l: SandboxConfig['limits'], cgroups: Cgroups, privateTmp: boolean): Record<string, string> {
+export function describeLimits(
+  l: SandboxConfig['limits'],
+  cgroups: Cgroups,
+  privateTmp: boolean,
+): Record<string, string> {
   const cg = cgroups.active();
   const off = (key: string, why?: string) => `off (${why ?? `sandbox.limits.${key}: 0`})`;
   return {
     process_memory: l.memory_mb ? `${l.memory_mb} MiB address space per process (RLIMIT_AS)` : off('memory_mb'),
-    session_memory: cg.memory ?? off('session_memory_mb', l.session_memory_mb ? cgroups.inactive.get('memory') : undefined),
-    session_processes: cg.pids ?? off('session_processes', l.session_processes ? cgroups.inactive.get('pids') : undefined),
-    tmp: !privateTmp ? 'host /tmp (no private /tmp: needs bubblewrap with sandbox.network: none or filesystem: confined)' : l.tmp_size_mb ? `private tmpfs of ${l.tmp_size_mb} MiB` : 'private tmpfs, unbounded (sandbox.limits.tmp_size_mb: 0)',
+    session_memory:
+      cg.memory ?? off('session_memory_mb', l.session_memory_mb ? cgroups.inactive.get('memory') : undefined),
+    session_processes:
+      cg.pids ?? off('session_processes', l.session_processes ? cgroups.inactive.get('pids') : undefined),
+    tmp: !privateTmp
+      ? 'host /tmp (no private /tmp: needs bubblewrap with sandbox.network: none or filesystem: confined)'
+      : l.tmp_size_mb
+        ? `private tmpfs of ${l.tmp_size_mb} MiB`
+        : 'private tmpfs, unbounded (sandbox.limits.tmp_size_mb: 0)',
     disk:
       l.disk_mb || l.disk_files
         ? `${l.disk_mb || 'unlimited'} MiB / ${l.disk_files || 'unlimited'} files per session directory, measured after each cell and every ${l.disk_check_ms} ms during one`
@@ -105,7 +122,10 @@ export async function guardCell(
   } finally {
     quota?.stop();
   }
-  const notes = [...(before && cgroup ? cgroupNotes(limits, before, cgroup.counters()) : []), ...((await quota?.finish()) ?? [])];
+  const notes = [
+    ...(before && cgroup ? cgroupNotes(limits, before, cgroup.counters()) : []),
+    ...((await quota?.finish()) ?? []),
+  ];
   return notes.length ? { ...result, limitNotes: notes } : result;
 }
 
@@ -160,11 +180,12 @@ class DiskQuota {
     const now = await this.measure();
     this.previous.usage = now;
     if (!this.action && !(this.over(now) && this.grew(now))) return [];
-    const what = this.action === 'killed'
-      ? 'the cell went on writing after the interrupt, so the kernel was killed and its variables are lost'
-      : this.action === 'interrupted'
-        ? 'the cell was interrupted'
-        : 'the files the cell wrote are kept, but cells that add more while the directory is over the quota are interrupted';
+    const what =
+      this.action === 'killed'
+        ? 'the cell went on writing after the interrupt, so the kernel was killed and its variables are lost'
+        : this.action === 'interrupted'
+          ? 'the cell was interrupted'
+          : 'the files the cell wrote are kept, but cells that add more while the directory is over the quota are interrupted';
     return [
       `The session's directory (work/ and outputs/) uses ${this.describe(now)}, over its disk quota of ${this.describeQuota()} (sandbox.limits.disk_mb / disk_files): ${what}. ` +
         'Delete files you no longer need (os.remove, shutil.rmtree) to get back under the quota, or ask the operator to raise it.',
@@ -197,7 +218,10 @@ class DiskQuota {
   }
 
   private over(u: DiskUsage): boolean {
-    return (!!this.limits.disk_mb && u.bytes > this.limits.disk_mb * MiB) || (!!this.limits.disk_files && u.files > this.limits.disk_files);
+    return (
+      (!!this.limits.disk_mb && u.bytes > this.limits.disk_mb * MiB) ||
+      (!!this.limits.disk_files && u.files > this.limits.disk_files)
+    );
   }
 
   private grew(u: DiskUsage): boolean {

@@ -5,7 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionOutcome, KernelService, type KernelProcess } from '@stoa/kernel';
 import { testKernelSandbox } from '../../../test/support/kernel-sandbox';
 
-const service = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000, ...testKernelSandbox(), dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')) });
+const service = new KernelService({
+  python: 'python3',
+  env: {},
+  passthroughEnv: [],
+  startTimeoutMs: 20_000,
+  ...testKernelSandbox(),
+  dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')),
+});
 const run = (k: KernelProcess, code: string, timeoutMs = 10_000, graceMs = 2_000) =>
   k.execute(code, { timeoutMs, graceMs, captureChars: 100_000 });
 
@@ -28,7 +35,10 @@ describe('KernelProcess (real Python)', () => {
   });
 
   it('captures fd-level writes of os.write and child processes in order', async () => {
-    const r = await run(kernel, "import os, subprocess\nprint('a')\nos.write(1, b'b\\n')\nsubprocess.run(['echo', 'c'])\nprint('d')");
+    const r = await run(
+      kernel,
+      "import os, subprocess\nprint('a')\nos.write(1, b'b\\n')\nsubprocess.run(['echo', 'c'])\nprint('d')",
+    );
     expect(r.stdout.text()).toBe('a\nb\nc\nd\n');
   });
 
@@ -41,7 +51,10 @@ describe('KernelProcess (real Python)', () => {
   });
 
   it("gives user code none of the host's pipes: writing to fds 3, 4 and 5 fails with EBADF", async () => {
-    const r = await run(kernel, "import os\nout = []\nfor fd in (3, 4, 5):\n    try:\n        os.write(fd, b'x\\n'); out.append('wrote')\n    except OSError as e:\n        out.append(e.errno)\nprint(out)");
+    const r = await run(
+      kernel,
+      "import os\nout = []\nfor fd in (3, 4, 5):\n    try:\n        os.write(fd, b'x\\n'); out.append('wrote')\n    except OSError as e:\n        out.append(e.errno)\nprint(out)",
+    );
     expect(r.stdout.text()).toBe('[9, 9, 9]\n');
     expect((await run(kernel, '1 + 1')).stdout.text()).toBe('2\n');
   });
@@ -56,7 +69,12 @@ describe('KernelProcess (real Python)', () => {
 
   it('kills a kernel that ignores SIGINT', async () => {
     const k = await service.start(service.allocateDirs());
-    const r = await run(k, 'import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: time.sleep(0.05)', 300, 300);
+    const r = await run(
+      k,
+      'import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True: time.sleep(0.05)',
+      300,
+      300,
+    );
     expect(r.outcome).toBe(ExecutionOutcome.killed);
     expect(k.alive).toBe(false);
   });
@@ -75,15 +93,18 @@ describe('KernelProcess (real Python)', () => {
   });
 
   it('captures PNG and SVG displays (never HTML) without printing them to stdout', async () => {
-    const r = await run(kernel, [
-      'class Pic:',
-      "    def _repr_png_(self): return b'\\x89PNG-fake'",
-      'class Vec:',
-      "    def _repr_svg_(self): return '<svg/>'",
-      "    def _repr_html_(self): return '<script>x</script>'",
-      'display(Pic())',
-      'Vec()',
-    ].join('\n'));
+    const r = await run(
+      kernel,
+      [
+        'class Pic:',
+        "    def _repr_png_(self): return b'\\x89PNG-fake'",
+        'class Vec:',
+        "    def _repr_svg_(self): return '<svg/>'",
+        "    def _repr_html_(self): return '<script>x</script>'",
+        'display(Pic())',
+        'Vec()',
+      ].join('\n'),
+    );
     expect(r.displays.map((d) => d.mime_type)).toEqual(['image/png', 'image/svg+xml']);
     expect(Buffer.from(r.displays[0]?.data ?? '', 'base64').toString('latin1')).toBe('\x89PNG-fake');
     expect(r.displays[1]?.data).toBe('<svg/>');
@@ -91,8 +112,10 @@ describe('KernelProcess (real Python)', () => {
   });
 
   it('defines AGORA_OUTPUT_DIR and agora_output(name) in the namespace', async () => {
-    const r = await run(kernel, "print(AGORA_OUTPUT_DIR == os.environ['AGORA_OUTPUT_DIR'], agora_output('a.csv') == os.path.join(AGORA_OUTPUT_DIR, 'a.csv'))");
+    const r = await run(
+      kernel,
+      "print(AGORA_OUTPUT_DIR == os.environ['AGORA_OUTPUT_DIR'], agora_output('a.csv') == os.path.join(AGORA_OUTPUT_DIR, 'a.csv'))",
+    );
     expect(r.stdout.text()).toBe('True True\n');
   });
 });
-

@@ -6,9 +6,12 @@ import { ExecutionOutcome, KernelService, type PoolStatus } from '@stoa/kernel';
 import { descendants } from '../../../test/support/processes';
 import { testKernelSandbox } from '../../../test/support/kernel-sandbox';
 
-
 /** Polls the pool until `ok` holds (the pool has no event for this; the deadline makes a stall fail loudly). */
-async function poolUntil(service: KernelService, ok: (s: PoolStatus) => boolean, timeoutMs = 20_000): Promise<PoolStatus> {
+async function poolUntil(
+  service: KernelService,
+  ok: (s: PoolStatus) => boolean,
+  timeoutMs = 20_000,
+): Promise<PoolStatus> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const s = service.poolStatus();
@@ -20,7 +23,15 @@ async function poolUntil(service: KernelService, ok: (s: PoolStatus) => boolean,
 
 describe('warm kernel pool (real sandboxed kernels)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'stoa-pool-'));
-  const service = new KernelService({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000, ...testKernelSandbox(), dataDir, warmPool: 2 });
+  const service = new KernelService({
+    python: 'python3',
+    env: {},
+    passthroughEnv: [],
+    startTimeoutMs: 20_000,
+    ...testKernelSandbox(),
+    dataDir,
+    warmPool: 2,
+  });
   service.onModuleInit();
   afterAll(async () => {
     await service.onApplicationShutdown();
@@ -30,7 +41,10 @@ describe('warm kernel pool (real sandboxed kernels)', () => {
     await poolUntil(service, (s) => s.ready === 2);
     const lease = service.takeWarm();
     expect(lease?.kernel.alive).toBe(true);
-    const r = await lease!.kernel.execute('import os\nprint(os.getcwd(), os.environ["AGORA_OUTPUT_DIR"], os.getuid())', { timeoutMs: 5000, graceMs: 1000, captureChars: 10_000 });
+    const r = await lease!.kernel.execute(
+      'import os\nprint(os.getcwd(), os.environ["AGORA_OUTPUT_DIR"], os.getuid())',
+      { timeoutMs: 5000, graceMs: 1000, captureChars: 10_000 },
+    );
     expect(r.outcome).toBe(ExecutionOutcome.completed);
     const [cwd, out, uid] = r.stdout.text().trim().split(' ');
     expect([cwd, out]).toEqual([lease!.dirs.workDir, lease!.dirs.outputDir]);

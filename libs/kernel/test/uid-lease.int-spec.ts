@@ -16,7 +16,7 @@ describe('host-wide uid leases', () => {
   const sleepers: ReturnType<typeof spawn>[] = [];
   afterAll(() => sleepers.forEach((p) => p.kill('SIGKILL')));
 
-  it('never hands out a uid another live server holds, and takes over a dead server\'s lease', () => {
+  it("never hands out a uid another live server holds, and takes over a dead server's lease", () => {
     const first = leases();
     const taken = [first.acquire(), first.acquire()];
     const second = leases();
@@ -29,31 +29,34 @@ describe('host-wide uid leases', () => {
     for (const l of [first, second]) l.releaseAll();
   });
 
-  it.runIf(isRoot)('skips a uid that still runs a process (a zombie counts too) and kills leftovers on release', async () => {
-    const l = leases('b');
-    const uid = l.acquire();
-    l.release(uid);
-    const sleeper = spawn('sleep', ['30'], { uid, gid: uid, stdio: 'ignore' });
-    sleepers.push(sleeper);
-    await new Promise((r) => sleeper.once('spawn', r));
-    const again = new UidLeases({ base: uid, count: 1, dir, dataDir: 'b' });
-    expect(() => again.acquire()).toThrow(/still run processes/);
-    sleeper.kill('SIGKILL');
-    await new Promise((r) => sleeper.once('exit', r));
-    const next = again.acquire();
-    expect(next).toBe(uid);
-    const leftover = spawn('sleep', ['30'], { uid, gid: uid, stdio: 'ignore' });
-    sleepers.push(leftover);
-    const exited = new Promise((r) => leftover.once('exit', (_c, sig) => r(sig)));
-    await new Promise((r) => leftover.once('spawn', r));
-    again.release(uid);
-    expect(await exited).toBe('SIGKILL');
-    expect(existsSync(join(dir, String(uid)))).toBe(false);
-  });
+  it.runIf(isRoot)(
+    'skips a uid that still runs a process (a zombie counts too) and kills leftovers on release',
+    async () => {
+      const l = leases('b');
+      const uid = l.acquire();
+      l.release(uid);
+      const sleeper = spawn('sleep', ['30'], { uid, gid: uid, stdio: 'ignore' });
+      sleepers.push(sleeper);
+      await new Promise((r) => sleeper.once('spawn', r));
+      const again = new UidLeases({ base: uid, count: 1, dir, dataDir: 'b' });
+      expect(() => again.acquire()).toThrow(/still run processes/);
+      sleeper.kill('SIGKILL');
+      await new Promise((r) => sleeper.once('exit', r));
+      const next = again.acquire();
+      expect(next).toBe(uid);
+      const leftover = spawn('sleep', ['30'], { uid, gid: uid, stdio: 'ignore' });
+      sleepers.push(leftover);
+      const exited = new Promise((r) => leftover.once('exit', (_c, sig) => r(sig)));
+      await new Promise((r) => leftover.once('spawn', r));
+      again.release(uid);
+      expect(await exited).toBe('SIGKILL');
+      expect(existsSync(join(dir, String(uid)))).toBe(false);
+    },
+  );
 });
 
 describe('one server per data dir', () => {
-  it('refuses a data dir another live process holds, and takes over a dead one\'s lock', () => {
+  it("refuses a data dir another live process holds, and takes over a dead one's lock", () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'stoa-lock-'));
     writeFileSync(join(dataDir, '.stoa.lock'), `${process.ppid}\n`);
     expect(() => lockDataDir(dataDir)).toThrow(new RegExp(`in use by another Stoa server \\(pid ${process.ppid}\\)`));

@@ -18,10 +18,14 @@ export function compactJsonSchema<S extends z.ZodObject>(schema: S): S {
   const std = schema['~standard'] as z.ZodObject['~standard'] & { jsonSchema?: StandardJson };
   const json = std.jsonSchema;
   if (!json) return schema;
-  const strip = (s: JsonSchema): JsonSchema => headerable(Object.fromEntries(Object.entries(s).filter(([k]) => k !== '$schema')));
+  const strip = (s: JsonSchema): JsonSchema =>
+    headerable(Object.fromEntries(Object.entries(s).filter(([k]) => k !== '$schema')));
   const wrapped = Object.create(schema) as S;
   Object.defineProperty(wrapped, '~standard', {
-    value: { ...std, jsonSchema: { input: (o: unknown) => strip(json.input(o)), output: (o: unknown) => strip(json.output(o)) } },
+    value: {
+      ...std,
+      jsonSchema: { input: (o: unknown) => strip(json.input(o)), output: (o: unknown) => strip(json.output(o)) },
+    },
   });
   cache.set(schema, wrapped);
   return wrapped;

@@ -16,9 +16,16 @@ export function listedTools(tools: readonly ToolDefinition[]): ListedTool[] {
   return tools.map((t) => {
     let hit = cache.get(t);
     if (!hit) {
-      const schema: Record<string, unknown> = { ...(t.inputJsonSchema ?? headerable(z.toJSONSchema(t.input, { io: 'input' }))) };
+      const schema: Record<string, unknown> = {
+        ...(t.inputJsonSchema ?? headerable(z.toJSONSchema(t.input, { io: 'input' }))),
+      };
       delete schema.$schema;
-      hit = { name: t.name, description: t.description, inputSchema: schema, ...(t.annotations ? { annotations: t.annotations } : {}) };
+      hit = {
+        name: t.name,
+        description: t.description,
+        inputSchema: schema,
+        ...(t.annotations ? { annotations: t.annotations } : {}),
+      };
       cache.set(t, hit);
     }
     return hit;

@@ -1,7 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
-import { createMcpHandler, fromJsonSchema, isInitializeRequest, isLegacyRequest, type JsonSchemaType, McpServer, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  createMcpHandler,
+  fromJsonSchema,
+  isInitializeRequest,
+  isLegacyRequest,
+  type JsonSchemaType,
+  McpServer,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { clip, type Principal } from '@stoa/core';
 import type { McpServerSpec, ToolContext, ToolDefinition } from './mcp.types';
 import { compactJsonSchema } from './compact-schema';
@@ -46,7 +54,10 @@ export class McpEndpoint {
     private readonly opts: McpEndpointOptions,
   ) {
     const onerror = (e: Error) => this.logger.warn({ err: clip(e.message, 300) }, 'mcp request rejected');
-    this.modern = toParsedBodyHandler(createMcpHandler((ctx) => this.buildServer(ctx.era), { legacy: 'reject', onerror }), onerror);
+    this.modern = toParsedBodyHandler(
+      createMcpHandler((ctx) => this.buildServer(ctx.era), { legacy: 'reject', onerror }),
+      onerror,
+    );
     this.sweeper = setInterval(() => this.evictIdle(), Math.max(1000, Math.min(60_000, opts.legacyIdleMs / 2)));
     this.sweeper.unref();
   }
@@ -60,7 +71,12 @@ export class McpEndpoint {
   async handle(req: McpRequest, res: ServerResponse, principal: Principal): Promise<void> {
     const refusal = transportRefusal(req) ?? (req.method === 'POST' ? envelopeRefusal(req.body) : undefined);
     if (refusal) return refuse(res, refusal);
-    req.auth = { token: principal.token ?? '', clientId: principal.id, scopes: [...principal.scopes], extra: { principal, functionPolicy: functionPolicyOf(req) } };
+    req.auth = {
+      token: principal.token ?? '',
+      clientId: principal.id,
+      scopes: [...principal.scopes],
+      extra: { principal, functionPolicy: functionPolicyOf(req) },
+    };
     if (await this.isLegacy(req)) return this.handleLegacy(req, res, principal);
     await this.modern(req, res);
   }
@@ -87,13 +103,23 @@ export class McpEndpoint {
     if (typeof sid === 'string' && sid) {
       const session = this.legacy.get(sid);
       // Someone else's MCP session answers exactly like an unknown one.
-      if (!session || session.principal.id !== principal.id) return refuse(res, { status: 404, code: -32001, message: 'Session not found. Re-initialize the MCP connection.' });
+      if (!session || session.principal.id !== principal.id)
+        return refuse(res, {
+          status: 404,
+          code: -32001,
+          message: 'Session not found. Re-initialize the MCP connection.',
+        });
       session.lastUsed = Date.now();
       session.principal = principal;
       return session.transport.handleRequest(req as never, res, req.body);
     }
     if (req.method !== 'POST' || !isInitializeRequest(req.body)) {
-      return refuse(res, { status: 400, code: -32000, message: 'Bad Request: no Mcp-Session-Id header. Send initialize first (2025-era clients) or use the 2026-07-28 per-request envelope.' });
+      return refuse(res, {
+        status: 400,
+        code: -32000,
+        message:
+          'Bad Request: no Mcp-Session-Id header. Send initialize first (2025-era clients) or use the 2026-07-28 per-request envelope.',
+      });
     }
     const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: this.opts.mintSessionId,
@@ -122,7 +148,12 @@ export class McpEndpoint {
   private buildServer(era: 'legacy' | 'modern'): McpServer {
     const tasks = era === 'modern' ? this.spec.tasks : undefined;
     const capabilities = tasks ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {} };
-    const server = withReadableErrors(new McpServer({ name: this.spec.name, version: this.spec.version }, { instructions: this.spec.instructions, capabilities }));
+    const server = withReadableErrors(
+      new McpServer(
+        { name: this.spec.name, version: this.spec.version },
+        { instructions: this.spec.instructions, capabilities },
+      ),
+    );
     for (const tool of this.spec.tools()) this.register(server, tool);
     if (tasks) registerTaskMethods(server, tasks);
     return server;
@@ -130,18 +161,24 @@ export class McpEndpoint {
 
   private register(server: McpServer, tool: ToolDefinition): void {
     const inputSchema = tool.inputJsonSchema ? proxiedSchema(tool.inputJsonSchema) : compactJsonSchema(tool.input);
-    server.registerTool(tool.name, { description: tool.description, inputSchema, annotations: tool.annotations }, async (args: unknown, ctx: ServerContext) => {
-      try {
-        return toToolResult(await tool.handler(args as never, toolContext(ctx)));
-      } catch (err) {
-        return errorToToolResult(err, tool.name);
-      }
-    });
+    server.registerTool(
+      tool.name,
+      { description: tool.description, inputSchema, annotations: tool.annotations },
+      async (args: unknown, ctx: ServerContext) => {
+        try {
+          return toToolResult(await tool.handler(args as never, toolContext(ctx)));
+        } catch (err) {
+          return errorToToolResult(err, tool.name);
+        }
+      },
+    );
   }
 }
 
 /** Arguments of proxied tools are validated by the upstream that owns the schema, not twice. */
-const passThrough = { getValidator: () => (input: unknown) => ({ valid: true as const, data: input, errorMessage: undefined }) };
+const passThrough = {
+  getValidator: () => (input: unknown) => ({ valid: true as const, data: input, errorMessage: undefined }),
+};
 const proxiedSchemas = new WeakMap<Record<string, unknown>, ReturnType<typeof fromJsonSchema>>();
 
 function proxiedSchema(schema: Record<string, unknown>): ReturnType<typeof fromJsonSchema> {
@@ -171,7 +208,8 @@ function functionPolicyOf(req: McpRequest): ToolContext['functionPolicy'] {
 
 function toolContext(ctx: ServerContext): ToolContext {
   const principal = principalOf(ctx);
-  const functionPolicy = (ctx.http?.authInfo?.extra as { functionPolicy?: ToolContext['functionPolicy'] } | undefined)?.functionPolicy;
+  const functionPolicy = (ctx.http?.authInfo?.extra as { functionPolicy?: ToolContext['functionPolicy'] } | undefined)
+    ?.functionPolicy;
   const token = ctx.mcpReq._meta?.progressToken;
   return {
     principal,
@@ -183,7 +221,10 @@ function toolContext(ctx: ServerContext): ToolContext {
       token === undefined
         ? undefined
         : (progress, message, total) =>
-            ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress, total, message } }),
+            ctx.mcpReq.notify({
+              method: 'notifications/progress',
+              params: { progressToken: token, progress, total, message },
+            }),
   };
 }
 

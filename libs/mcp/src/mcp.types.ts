@@ -23,7 +23,13 @@ export interface ToolDefinition<S extends z.ZodObject = z.ZodObject> {
   input: S;
   /** A proxied tool: this JSON Schema is listed verbatim and arguments pass unvalidated (the upstream validates). */
   inputJsonSchema?: Record<string, unknown>;
-  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean; title?: string };
+  annotations?: {
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+    title?: string;
+  };
   handler: (args: z.output<S>, ctx: ToolContext) => Promise<unknown>;
 }
 

@@ -11,7 +11,8 @@ export interface WebMcpHandler {
 export function webHeaders(req: IncomingMessage): Headers {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
-    if (value === undefined || name.startsWith(':') || name === 'content-length' || name === 'transfer-encoding') continue;
+    if (value === undefined || name.startsWith(':') || name === 'content-length' || name === 'transfer-encoding')
+      continue;
     if (Array.isArray(value)) for (const v of value) headers.append(name, v);
     else headers.set(name, value);
   }
@@ -28,13 +29,31 @@ export function toParsedBodyHandler(handler: WebMcpHandler, onerror: (err: Error
   return async (req: IncomingMessage & { body?: unknown; auth?: unknown }, res: ServerResponse): Promise<void> => {
     const abort = new AbortController();
     res.once('close', () => abort.abort());
-    const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, { method: req.method, headers: webHeaders(req), signal: abort.signal });
+    const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
+      method: req.method,
+      headers: webHeaders(req),
+      signal: abort.signal,
+    });
     let response: Response;
     try {
-      response = await handler.fetch(request, { ...(req.auth !== undefined && { authInfo: req.auth as never }), ...(req.body !== undefined && { parsedBody: req.body }) });
+      response = await handler.fetch(request, {
+        ...(req.auth !== undefined && { authInfo: req.auth as never }),
+        ...(req.body !== undefined && { parsedBody: req.body }),
+      });
     } catch (err) {
       onerror(err instanceof Error ? err : new Error(String(err)));
-      response = Response.json({ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'Internal error: the request could not be served. Retry; if it persists, report it with the time of the call.' } }, { status: 500 });
+      response = Response.json(
+        {
+          jsonrpc: '2.0',
+          id: null,
+          error: {
+            code: -32603,
+            message:
+              'Internal error: the request could not be served. Retry; if it persists, report it with the time of the call.',
+          },
+        },
+        { status: 500 },
+      );
     }
     res.writeHead(response.status, Object.fromEntries(response.headers));
     if (!response.body) {

@@ -38,10 +38,17 @@ export function readable(err: unknown, method: string): unknown {
   if (!(err instanceof Error)) return err;
   const code = (err as { code?: unknown }).code;
   const issues = zodIssues(err.message);
-  if (issues && (code === undefined || code === ProtocolErrorCode.InvalidParams || code === ProtocolErrorCode.InternalError)) {
-    return new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params for ${method}: ${issues}. Fix these fields and retry.`);
+  if (
+    issues &&
+    (code === undefined || code === ProtocolErrorCode.InvalidParams || code === ProtocolErrorCode.InternalError)
+  ) {
+    return new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `Invalid params for ${method}: ${issues}. Fix these fields and retry.`,
+    );
   }
-  if (err.message.length > MAX_MESSAGE_CHARS && typeof code === 'number') return new ProtocolError(code, clip(err.message, MAX_MESSAGE_CHARS), (err as { data?: unknown }).data);
+  if (err.message.length > MAX_MESSAGE_CHARS && typeof code === 'number')
+    return new ProtocolError(code, clip(err.message, MAX_MESSAGE_CHARS), (err as { data?: unknown }).data);
   return err;
 }
 
@@ -55,7 +62,8 @@ function zodIssues(message: string): string | undefined {
   } catch {
     return undefined;
   }
-  if (!Array.isArray(list) || !list.length || !list.every((i) => i && typeof i === 'object' && 'message' in i)) return undefined;
+  if (!Array.isArray(list) || !list.length || !list.every((i) => i && typeof i === 'object' && 'message' in i))
+    return undefined;
   return (list as { path?: unknown[]; message: unknown }[])
     .slice(0, 5)
     .map((i) => `${fieldPath(i.path)}: ${clip(String(i.message), 120)}`)

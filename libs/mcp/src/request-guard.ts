@@ -61,12 +61,22 @@ export function envelopeRefusal(body: unknown): Refusal | undefined {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
   const msg = body as { id?: unknown; method?: unknown; params?: unknown };
   if (typeof msg.id === 'string' && msg.id.length > MAX_NAME_CHARS) {
-    return { status: 400, code: -32600, id: null, message: `Invalid Request: the JSON-RPC id is ${msg.id.length} characters long; use an id of at most ${MAX_NAME_CHARS} characters (or a number).` };
+    return {
+      status: 400,
+      code: -32600,
+      id: null,
+      message: `Invalid Request: the JSON-RPC id is ${msg.id.length} characters long; use an id of at most ${MAX_NAME_CHARS} characters (or a number).`,
+    };
   }
   const id = typeof msg.id === 'string' || typeof msg.id === 'number' ? msg.id : null;
   if (typeof msg.method !== 'string') return undefined;
   if (msg.method.length > MAX_NAME_CHARS) {
-    return { status: 400, code: -32600, id, message: `Invalid Request: method '${clip(msg.method, 40)}' is not an MCP method (method names are at most ${MAX_NAME_CHARS} characters).` };
+    return {
+      status: 400,
+      code: -32600,
+      id,
+      message: `Invalid Request: method '${clip(msg.method, 40)}' is not an MCP method (method names are at most ${MAX_NAME_CHARS} characters).`,
+    };
   }
   const params = msg.params && typeof msg.params === 'object' ? (msg.params as Record<string, unknown>) : undefined;
   if (!params) return undefined;
@@ -82,7 +92,8 @@ export function envelopeRefusal(body: unknown): Refusal | undefined {
 function fieldProblem(value: unknown, field: string, max: number, optional: boolean): string | undefined {
   if (value === undefined && optional) return undefined;
   if (typeof value !== 'string') return `params.${field} must be a string, not ${kindOf(value)}. ${hint(field)}`;
-  if (value.length > max) return `params.${field} is ${value.length} characters long (at most ${max}): '${clip(value, 40)}'. ${hint(field)}`;
+  if (value.length > max)
+    return `params.${field} is ${value.length} characters long (at most ${max}): '${clip(value, 40)}'. ${hint(field)}`;
   return undefined;
 }
 

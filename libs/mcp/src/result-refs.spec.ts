@@ -13,7 +13,9 @@ describe('result refs', () => {
 
   it('adds no _meta to a value without ids, and ignores nested or non-string ids', () => {
     expect(toToolResult({ success: true, sessions: [{ session_id: 's-1' }] })).not.toHaveProperty('_meta');
-    expect(toToolResult({ session_id: 's-2', job_id: null, batch_id: 7 })._meta).toEqual({ [RESULT_REFS_META]: { session_id: 's-2' } });
+    expect(toToolResult({ session_id: 's-2', job_id: null, batch_id: 7 })._meta).toEqual({
+      [RESULT_REFS_META]: { session_id: 's-2' },
+    });
     expect(toToolResult('plain text')).not.toHaveProperty('_meta');
   });
 
@@ -24,7 +26,10 @@ describe('result refs', () => {
   });
 
   it('keeps other _meta entries when adding refs', () => {
-    expect(withRefs({ content: [], _meta: { other: 1 } }, { job_id: 'j_2' })._meta).toEqual({ other: 1, [RESULT_REFS_META]: { job_id: 'j_2' } });
+    expect(withRefs({ content: [], _meta: { other: 1 } }, { job_id: 'j_2' })._meta).toEqual({
+      other: 1,
+      [RESULT_REFS_META]: { job_id: 'j_2' },
+    });
   });
 
   it('reads nothing from results without refs or with malformed ones (upstream results are untrusted)', () => {

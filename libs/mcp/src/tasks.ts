@@ -1,4 +1,10 @@
-import { CLIENT_CAPABILITIES_META_KEY, ProtocolError, ProtocolErrorCode, type McpServer, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  ProtocolError,
+  ProtocolErrorCode,
+  type McpServer,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { Principal } from '@stoa/core';
 import type { TaskBackend } from './mcp.types';
@@ -16,15 +22,20 @@ export function principalOf(ctx: ServerContext): Principal {
 
 /** Whether this 2026-07-28 request declared the Tasks extension (2025-era requests never do). */
 export function declaresTasks(ctx: ServerContext): boolean {
-  const caps = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as { extensions?: Record<string, unknown> } | undefined;
+  const caps = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
+    { extensions?: Record<string, unknown> } | undefined;
   return caps?.extensions?.[TASKS_EXTENSION] !== undefined;
 }
 
 function requireTasks(ctx: ServerContext): void {
   if (!declaresTasks(ctx)) {
-    throw new ProtocolError(-32021, 'Missing required client capability: declare the io.modelcontextprotocol/tasks extension to use tasks/*.', {
-      requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-    });
+    throw new ProtocolError(
+      -32021,
+      'Missing required client capability: declare the io.modelcontextprotocol/tasks extension to use tasks/*.',
+      {
+        requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+      },
+    );
   }
 }
 

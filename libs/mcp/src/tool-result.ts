@@ -13,7 +13,11 @@ const logger = new Logger('McpTools');
  */
 export function toToolResult(value: unknown): CallToolResult {
   if (value instanceof RawToolResult) return value.result as CallToolResult;
-  if (value instanceof ToolFailure) return withRefs<CallToolResult>({ content: [{ type: 'text', text: JSON.stringify(value.body, null, 2) }], isError: true }, refsOfValue(value.body));
+  if (value instanceof ToolFailure)
+    return withRefs<CallToolResult>(
+      { content: [{ type: 'text', text: JSON.stringify(value.body, null, 2) }], isError: true },
+      refsOfValue(value.body),
+    );
   if (value instanceof TaskCreated) return { resultType: 'task', ...taskWire(value.task) } as unknown as CallToolResult;
   const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
   return withRefs<CallToolResult>({ content: [{ type: 'text', text }] }, refsOfValue(value));
@@ -25,11 +29,19 @@ export function toToolResult(value: unknown): CallToolResult {
  */
 export function errorToToolResult(err: unknown, tool: string): CallToolResult {
   if (isAppError(err)) {
-    return { content: [{ type: 'text', text: JSON.stringify({ success: false, ...err.details, error: err.message }, null, 2) }], isError: true };
+    return {
+      content: [
+        { type: 'text', text: JSON.stringify({ success: false, ...err.details, error: err.message }, null, 2) },
+      ],
+      isError: true,
+    };
   }
   logger.error({ tool, err: err instanceof Error ? err.stack : String(err) }, 'tool failed unexpectedly');
   const message = `Internal error in ${tool}: ${err instanceof Error ? err.message : String(err)}. Retry; if it persists, report it to the server operator.`;
-  return { content: [{ type: 'text', text: JSON.stringify({ success: false, error: message }, null, 2) }], isError: true };
+  return {
+    content: [{ type: 'text', text: JSON.stringify({ success: false, error: message }, null, 2) }],
+    isError: true,
+  };
 }
 
 /** A task on the wire (ext-tasks core/v2): a completed task's result is itself a complete tool result. */
@@ -37,6 +49,14 @@ export function taskWire(t: TaskView): Record<string, unknown> {
   const { result, ...rest } = t;
   return {
     ...rest,
-    ...(result ? { result: { resultType: 'complete', content: [{ type: 'text', text: result.text }], ...(result.isError ? { isError: true } : {}) } } : {}),
+    ...(result
+      ? {
+          result: {
+            resultType: 'complete',
+            content: [{ type: 'text', text: result.text }],
+            ...(result.isError ? { isError: true } : {}),
+          },
+        }
+      : {}),
   };
 }

@@ -1,5 +1,11 @@
 /** Database config schema, env overrides and TypeORM options. */
-export { DATABASE_ENV, buildDataSourceOptions, databaseConfigSchema, type DatabaseConfig, type PersistenceOptions } from './persistence.options';
+export {
+  DATABASE_ENV,
+  buildDataSourceOptions,
+  databaseConfigSchema,
+  type DatabaseConfig,
+  type PersistenceOptions,
+} from './persistence.options';
 /** Nest module opening the database and running migrations. */
 export { PersistenceModule, ensurePostgresSchema } from './persistence.module';
 /** Column transformer for epoch-millisecond bigint columns. */

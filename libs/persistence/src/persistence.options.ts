@@ -53,7 +53,9 @@ export function buildDataSourceOptions(opts: PersistenceOptions): DataSourceOpti
       extra: { max: opts.database.pool_size },
     };
   }
-  const file = resolve(opts.database.url?.replace(/^sqlite:(\/\/)?/, '') || opts.database.sqlite_path || opts.defaultSqlitePath);
+  const file = resolve(
+    opts.database.url?.replace(/^sqlite:(\/\/)?/, '') || opts.database.sqlite_path || opts.defaultSqlitePath,
+  );
   mkdirSync(dirname(file), { recursive: true });
   return {
     ...common,

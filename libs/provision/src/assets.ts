@@ -62,7 +62,10 @@ export interface ProvisionedAsset {
 const ATTEMPTS = 3;
 
 /** Provisions each asset in order; throws on the first one that still fails after 3 attempts. */
-export async function provisionAssets(specs: readonly AssetSpec[], opts: ProvisionAssetsOptions): Promise<ProvisionedAsset[]> {
+export async function provisionAssets(
+  specs: readonly AssetSpec[],
+  opts: ProvisionAssetsOptions,
+): Promise<ProvisionedAsset[]> {
   const done: ProvisionedAsset[] = [];
   for (const spec of specs) done.push(await provisionOne(spec, opts));
   return done;
@@ -89,7 +92,8 @@ async function provisionOne(spec: AssetSpec, opts: ProvisionAssetsOptions): Prom
       await fetchTo(spec, tmp, opts.baseDir);
       if (spec.checksum) {
         const actual = await sha256File(tmp);
-        if (actual !== spec.checksum) throw new Error(`checksum mismatch: expected sha256 ${spec.checksum}, got ${actual}`);
+        if (actual !== spec.checksum)
+          throw new Error(`checksum mismatch: expected sha256 ${spec.checksum}, got ${actual}`);
       }
       await rename(tmp, dest);
       return { name: spec.name, path: dest, status: 'fetched' };
@@ -97,7 +101,8 @@ async function provisionOne(spec: AssetSpec, opts: ProvisionAssetsOptions): Prom
       await rm(tmp, { force: true });
       lastError = (err as Error).message;
       const wait = backoff[attempt - 1] ?? backoff.at(-1) ?? 0;
-      if (attempt < ATTEMPTS) log(`asset '${spec.name}': attempt ${attempt}/${ATTEMPTS} failed: ${lastError}; retrying in ${wait} ms`);
+      if (attempt < ATTEMPTS)
+        log(`asset '${spec.name}': attempt ${attempt}/${ATTEMPTS} failed: ${lastError}; retrying in ${wait} ms`);
       if (attempt < ATTEMPTS) await sleep(wait);
     }
   }
@@ -195,4 +200,3 @@ async function sha256File(path: string): Promise<string> {
   for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }
-

@@ -21,7 +21,11 @@ const STALE_MS = 30 * 60_000;
 const HEARTBEAT_MS = 60_000;
 
 /** Runs `fn` while holding the lock of `buildDir`, waiting for another holder to finish first. */
-export async function withBuildLock<T>(buildDir: string, fn: () => Promise<T>, opts: BuildLockOptions = {}): Promise<T> {
+export async function withBuildLock<T>(
+  buildDir: string,
+  fn: () => Promise<T>,
+  opts: BuildLockOptions = {},
+): Promise<T> {
   const lock = `${buildDir}.lock`;
   try {
     mkdirSync(dirname(lock), { recursive: true });

@@ -74,11 +74,26 @@ async function buildUv(ctx: BuildContext, uv: string): Promise<void> {
 
 async function buildConda(ctx: BuildContext, conda: string): Promise<void> {
   if (!ctx.requirements.trim()) {
-    throw new EnvironmentBuildError('environment.type conda needs environment.requirements: the content of an environment.yml (with python among its dependencies).');
+    throw new EnvironmentBuildError(
+      'environment.type conda needs environment.requirements: the content of an environment.yml (with python among its dependencies).',
+    );
   }
   const file = writeDependencies(ctx, 'environment.yml');
-  await step(ctx, 'create conda environment', conda, ['env', 'create', '--prefix', ctx.prefix, '--file', file, '--yes']);
-  const env = { ...ctx.env, PATH: `${join(ctx.prefix, 'bin')}:${ctx.env.PATH ?? ''}`, CONDA_PREFIX: ctx.prefix, CONDA_DEFAULT_ENV: ctx.prefix };
+  await step(ctx, 'create conda environment', conda, [
+    'env',
+    'create',
+    '--prefix',
+    ctx.prefix,
+    '--file',
+    file,
+    '--yes',
+  ]);
+  const env = {
+    ...ctx.env,
+    PATH: `${join(ctx.prefix, 'bin')}:${ctx.env.PATH ?? ''}`,
+    CONDA_PREFIX: ctx.prefix,
+    CONDA_DEFAULT_ENV: ctx.prefix,
+  };
   await runAdditionalCommands(ctx, '', env);
 }
 
@@ -100,7 +115,8 @@ function isDirectory(path: string): boolean {
 function withUvIndex(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out = { ...env };
   if (env.PIP_INDEX_URL && !env.UV_INDEX_URL && !env.UV_DEFAULT_INDEX) out.UV_DEFAULT_INDEX = env.PIP_INDEX_URL;
-  if (env.PIP_EXTRA_INDEX_URL && !env.UV_EXTRA_INDEX_URL && !env.UV_INDEX) out.UV_EXTRA_INDEX_URL = env.PIP_EXTRA_INDEX_URL;
+  if (env.PIP_EXTRA_INDEX_URL && !env.UV_EXTRA_INDEX_URL && !env.UV_INDEX)
+    out.UV_EXTRA_INDEX_URL = env.PIP_EXTRA_INDEX_URL;
   return out;
 }
 
@@ -147,7 +163,13 @@ async function step(ctx: BuildContext, label: string, file: string, args: string
   );
 }
 
-async function spawnStep(ctx: BuildContext, label: string, file: string, args: string[], env: NodeJS.ProcessEnv): Promise<CommandResult> {
+async function spawnStep(
+  ctx: BuildContext,
+  label: string,
+  file: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<CommandResult> {
   try {
     return await runCommand(file, args, { cwd: ctx.cwd, env, label, log: ctx.log });
   } catch (err) {

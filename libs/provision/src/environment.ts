@@ -34,21 +34,32 @@ export const environmentBuildFields = {
 };
 
 /** Cross-field rules of the build keys. */
-export function checkEnvironmentBuild(env: { type: string; requirements: string; additional_commands: string[] }, ctx: z.RefinementCtx): void {
+export function checkEnvironmentBuild(
+  env: { type: string; requirements: string; additional_commands: string[] },
+  ctx: z.RefinementCtx,
+): void {
   if (env.type === 'system' && (env.requirements.trim() || env.additional_commands.length)) {
     ctx.addIssue({
       code: 'custom',
       path: ['type'],
-      message: 'environment.requirements / additional_commands need a built environment; set type: venv, uv or conda (system uses python as is)',
+      message:
+        'environment.requirements / additional_commands need a built environment; set type: venv, uv or conda (system uses python as is)',
     });
   }
   if (env.type === 'conda' && !env.requirements.trim()) {
-    ctx.addIssue({ code: 'custom', path: ['requirements'], message: 'type conda needs requirements: the content of an environment.yml' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['requirements'],
+      message: 'type conda needs requirements: the content of an environment.yml',
+    });
   }
 }
 
 /** The build keys of `environment:` in a server YAML (the kernel lib reads `env`/`passthrough_env`). */
-export const environmentBuildSchema = z.strictObject(environmentBuildFields).superRefine(checkEnvironmentBuild).prefault({});
+export const environmentBuildSchema = z
+  .strictObject(environmentBuildFields)
+  .superRefine(checkEnvironmentBuild)
+  .prefault({});
 export type EnvironmentBuildConfig = z.output<typeof environmentBuildSchema>;
 
 export interface EnsureEnvironmentOptions {
@@ -91,7 +102,9 @@ export async function ensureEnvironment(opts: EnsureEnvironmentOptions): Promise
           `or point environment.build_dir at an existing ${config.type} environment.`,
       );
     }
-    log(`environment at ${prefix} was not built from this configuration; using it as is because auto_build is disabled`);
+    log(
+      `environment at ${prefix} was not built from this configuration; using it as is because auto_build is disabled`,
+    );
     return { python, prefix, built: false };
   }
   const build = resolveBuilder(config.type, opts.env ?? process.env);
@@ -118,7 +131,9 @@ export async function ensureEnvironment(opts: EnsureEnvironmentOptions): Promise
       if (!existsSync(python)) {
         throw new EnvironmentBuildError(
           `The ${config.type} build finished but ${python} does not exist; ` +
-            (config.type === 'conda' ? 'add python to the dependencies of environment.requirements.' : 'check environment.python.'),
+            (config.type === 'conda'
+              ? 'add python to the dependencies of environment.requirements.'
+              : 'check environment.python.'),
         );
       }
       writeFileSync(join(prefix, MARKER), `${fingerprint}\n`);
@@ -130,7 +145,9 @@ export async function ensureEnvironment(opts: EnsureEnvironmentOptions): Promise
 }
 
 /** Absolute directory of a built environment (also for `system`, where nothing is built there). */
-export function environmentDir(opts: Pick<EnsureEnvironmentOptions, 'config' | 'serverName' | 'dataDir' | 'baseDir'>): string {
+export function environmentDir(
+  opts: Pick<EnsureEnvironmentOptions, 'config' | 'serverName' | 'dataDir' | 'baseDir'>,
+): string {
   return resolve(opts.baseDir, opts.config.build_dir ?? join(opts.dataDir, 'envs', opts.serverName, opts.config.type));
 }
 

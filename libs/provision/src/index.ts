@@ -15,4 +15,9 @@ export { sidecarListSchema, type SidecarSpec } from './sidecars';
 /** Starts sidecars, waits for their health endpoints, stops their process groups. */
 export { SidecarManager, type SidecarStartOptions } from './sidecars';
 /** Provisioning errors. */
-export { AssetProvisionError, EnvironmentBuildError, EnvironmentNotReadyError, SidecarStartError } from './provision.errors';
+export {
+  AssetProvisionError,
+  EnvironmentBuildError,
+  EnvironmentNotReadyError,
+  SidecarStartError,
+} from './provision.errors';

@@ -40,7 +40,10 @@ export class TailBuffer {
 export function findExecutable(name: string, env: NodeJS.ProcessEnv, cwd = process.cwd()): string | undefined {
   const candidates = name.includes('/')
     ? [isAbsolute(name) ? name : join(cwd, name)]
-    : (env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, name));
+    : (env.PATH ?? '')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((dir) => join(dir, name));
   return candidates.find(isExecutableFile);
 }
 

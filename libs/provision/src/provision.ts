@@ -29,7 +29,12 @@ export async function prepareEnvironment(opts: PrepareEnvironmentOptions): Promi
   const assetCacheDir = dirname(environmentDir(opts));
   const assets =
     opts.provisionAssets && opts.assets.length > 0
-      ? await provisionAssets(opts.assets, { cacheDir: assetCacheDir, baseDir: opts.baseDir, retryBackoffMs: opts.retryBackoffMs, log: opts.log })
+      ? await provisionAssets(opts.assets, {
+          cacheDir: assetCacheDir,
+          baseDir: opts.baseDir,
+          retryBackoffMs: opts.retryBackoffMs,
+          log: opts.log,
+        })
       : [];
   return { ...info, assetCacheDir, assets };
 }

@@ -30,7 +30,9 @@ function loopbackProblem(host: string): string | undefined {
 /** One entry of `environment.sidecars` (the reference's SidecarConfig). */
 export const sidecarSchema = z.strictObject({
   name: z.string().min(1),
-  command: z.array(z.string().min(1)).min(1, 'command needs at least the program (or, with use_env_python, the script)'),
+  command: z
+    .array(z.string().min(1))
+    .min(1, 'command needs at least the program (or, with use_env_python, the script)'),
   /** Prepend the kernel environment's interpreter to `command`. */
   use_env_python: boolish.default(true),
   /** Variable that receives `base_url` in every kernel. */
@@ -58,7 +60,8 @@ export const sidecarListSchema = z
   .default([])
   .superRefine((specs, ctx) => {
     const dup = firstDuplicate(specs);
-    if (dup) ctx.addIssue({ code: 'custom', message: `Duplicate sidecar name '${dup}'; give every sidecar a unique name` });
+    if (dup)
+      ctx.addIssue({ code: 'custom', message: `Duplicate sidecar name '${dup}'; give every sidecar a unique name` });
   });
 
 /** `http://{host}:{port}` (IPv6 literals bracketed). */

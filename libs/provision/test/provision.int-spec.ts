@@ -65,12 +65,19 @@ describe('ensureEnvironment (real venv and pip)', () => {
   });
 
   it('reports a failing additional command in the reference format', async () => {
-    const config = venv('', { build_dir: join(root, 'cmd-env'), additional_commands: ['true', 'echo boom >&2; exit 3'] });
-    await expect(ensure(config)).rejects.toThrow("Additional command 2/2 failed (exit=3): 'echo boom >&2; exit 3'\nboom");
+    const config = venv('', {
+      build_dir: join(root, 'cmd-env'),
+      additional_commands: ['true', 'echo boom >&2; exit 3'],
+    });
+    await expect(ensure(config)).rejects.toThrow(
+      "Additional command 2/2 failed (exit=3): 'echo boom >&2; exit 3'\nboom",
+    );
   });
 
   it("reports a failed install with pip's stderr", async () => {
-    const err: unknown = await ensure(venv('no-such-package-stoa-test', { build_dir: join(root, 'bad-env') })).catch((e: unknown) => e);
+    const err: unknown = await ensure(venv('no-such-package-stoa-test', { build_dir: join(root, 'bad-env') })).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(EnvironmentBuildError);
     expect((err as Error).message).toContain("Environment build step 'install requirements' failed (exit=1)");
     expect((err as Error).message).toMatch(/no matching distribution/i);
@@ -80,7 +87,9 @@ describe('ensureEnvironment (real venv and pip)', () => {
     const config = venv('six', { build_dir: join(root, 'absent-env'), auto_build: false });
     const err: unknown = await ensure(config).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(EnvironmentNotReadyError);
-    expect((err as Error).message).toContain(`Python environment not found at ${join(root, 'absent-env', 'bin', 'python')} and auto_build is disabled.`);
+    expect((err as Error).message).toContain(
+      `Python environment not found at ${join(root, 'absent-env', 'bin', 'python')} and auto_build is disabled.`,
+    );
   });
 
   it('names the missing tool for types uv and conda', async () => {
@@ -123,14 +132,20 @@ describe('provisionAssets (local HTTP server and files)', () => {
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('downloads an http asset, verifies its checksum and leaves no temp file', async () => {
-    const [done] = await provisionAssets([asset({ source: `${base}/good.bin`, destination: 'http/good.bin', checksum: goodSha })], opts);
+    const [done] = await provisionAssets(
+      [asset({ source: `${base}/good.bin`, destination: 'http/good.bin', checksum: goodSha })],
+      opts,
+    );
     expect(done).toEqual({ name: 'a', path: join(cacheDir, 'http', 'good.bin'), status: 'fetched' });
     expect(readFileSync(join(cacheDir, 'http', 'good.bin'))).toEqual(good);
     expect(readdirSync(join(cacheDir, 'http'))).toEqual(['good.bin']);
   });
 
   it('retries after a checksum mismatch and keeps the right bytes', async () => {
-    const [done] = await provisionAssets([asset({ source: `${base}/flaky.bin`, destination: 'flaky.bin', checksum: goodSha })], opts);
+    const [done] = await provisionAssets(
+      [asset({ source: `${base}/flaky.bin`, destination: 'flaky.bin', checksum: goodSha })],
+      opts,
+    );
     expect(done?.status).toBe('fetched');
     expect(readFileSync(join(cacheDir, 'flaky.bin'))).toEqual(good);
     expect(hits.get('/flaky.bin')).toBe(2);
@@ -150,7 +165,11 @@ describe('provisionAssets (local HTTP server and files)', () => {
     writeFileSync(join(root, 'src-files', 'data.csv'), 'x,y\n1,2\n');
     const done = await provisionAssets(
       [
-        asset({ name: 'url', source: pathToFileURL(join(root, 'src-files', 'data.csv')).href, destination: 'copies/url.csv' }),
+        asset({
+          name: 'url',
+          source: pathToFileURL(join(root, 'src-files', 'data.csv')).href,
+          destination: 'copies/url.csv',
+        }),
         asset({ name: 'rel', source: './src-files/data.csv', destination: 'copies/rel.csv' }),
       ],
       opts,
@@ -172,24 +191,39 @@ describe('provisionAssets (local HTTP server and files)', () => {
   it('fetches again when the existing file does not match the checksum', async () => {
     mkdirSync(join(cacheDir, 'stale'), { recursive: true });
     writeFileSync(join(cacheDir, 'stale', 'good.bin'), 'corrupted');
-    const [done] = await provisionAssets([asset({ source: `${base}/good.bin`, destination: 'stale/good.bin', checksum: goodSha })], opts);
+    const [done] = await provisionAssets(
+      [asset({ source: `${base}/good.bin`, destination: 'stale/good.bin', checksum: goodSha })],
+      opts,
+    );
     expect(done?.status).toBe('fetched');
     expect(readFileSync(join(cacheDir, 'stale', 'good.bin'))).toEqual(good);
   });
 
   it('refuses destinations outside the cache dir', () => {
-    const escape = assetSpecSchema.safeParse({ name: 'x', source: `${base}/good.bin`, destination: 'sub/../../etc/passwd' });
+    const escape = assetSpecSchema.safeParse({
+      name: 'x',
+      source: `${base}/good.bin`,
+      destination: 'sub/../../etc/passwd',
+    });
     const absolute = assetSpecSchema.safeParse({ name: 'x', source: `${base}/good.bin`, destination: '/etc/passwd' });
-    expect(escape.error?.issues[0]?.message).toContain("must name a file inside the asset cache dir (got 'sub/../../etc/passwd')");
+    expect(escape.error?.issues[0]?.message).toContain(
+      "must name a file inside the asset cache dir (got 'sub/../../etc/passwd')",
+    );
     expect(absolute.error?.issues[0]?.message).toContain("must be relative to the asset cache dir (got '/etc/passwd')");
   });
 
   it('refuses Azure blob and unknown sources naming the asset', async () => {
     const blob = { name: 'lake', source: 'abfss://c@acct.dfs.core.windows.net/x.parquet', destination: 'x.parquet' };
-    expect(assetSpecSchema.safeParse(blob).error?.issues[0]?.message).toContain("Azure blob sources are not supported yet (asset 'lake'");
-    await expect(provisionAssets([blob], opts)).rejects.toThrow("Asset 'lake': Azure blob sources are not supported yet");
+    expect(assetSpecSchema.safeParse(blob).error?.issues[0]?.message).toContain(
+      "Azure blob sources are not supported yet (asset 'lake'",
+    );
+    await expect(provisionAssets([blob], opts)).rejects.toThrow(
+      "Asset 'lake': Azure blob sources are not supported yet",
+    );
     const ftp = { name: 'old', source: 'ftp://host/x', destination: 'x' };
-    await expect(provisionAssets([ftp], opts)).rejects.toThrow("Unsupported asset source 'ftp://host/x' for asset 'old'");
+    await expect(provisionAssets([ftp], opts)).rejects.toThrow(
+      "Unsupported asset source 'ftp://host/x' for asset 'old'",
+    );
   });
 });
 
@@ -254,16 +288,27 @@ describe('SidecarManager (real Python sidecars)', () => {
   it('reports a sidecar that exits during startup and stops the ones already started', async () => {
     const pidFile = join(dir, 'first.pid');
     const first = await spec({ name: 'first', env: { PID_FILE: pidFile } });
-    const quitter = await spec({ name: 'quitter', url_env_var: 'Q_URL', command: ['-c', "import sys; sys.stderr.write('bad config\\n'); sys.exit(3)"] });
+    const quitter = await spec({
+      name: 'quitter',
+      url_env_var: 'Q_URL',
+      command: ['-c', "import sys; sys.stderr.write('bad config\\n'); sys.exit(3)"],
+    });
     const err: unknown = await manager.start([first, quitter], startOpts).catch((e: unknown) => e);
-    expect((err as Error).message).toContain("Sidecar 'quitter' exited during startup with code 3 before its health endpoint became ready.");
+    expect((err as Error).message).toContain(
+      "Sidecar 'quitter' exited during startup with code 3 before its health endpoint became ready.",
+    );
     expect((err as Error).message).toContain('bad config');
     expect(groupAlive(pidFrom(pidFile))).toBe(false);
   });
 
   it('times out a sidecar that never becomes healthy and stops it', async () => {
     const pidFile = join(dir, 'sleeper.pid');
-    const sleeper = await spec({ name: 'sleeper', readiness_timeout_s: 1.5, command: [script, '60'], env: { PID_FILE: pidFile } });
+    const sleeper = await spec({
+      name: 'sleeper',
+      readiness_timeout_s: 1.5,
+      command: [script, '60'],
+      env: { PID_FILE: pidFile },
+    });
     await expect(manager.start([sleeper], startOpts)).rejects.toThrow(
       `Sidecar 'sleeper' did not become ready at http://127.0.0.1:${sleeper.port}/health within 1.5s (last error: ECONNREFUSED)`,
     );
@@ -272,12 +317,16 @@ describe('SidecarManager (real Python sidecars)', () => {
 
   it('refuses a missing executable', async () => {
     const s = await spec({ name: 'ghost', use_env_python: false, command: ['/nonexistent/stoa-sidecar'] });
-    await expect(manager.start([s], startOpts)).rejects.toThrow("Sidecar 'ghost' cannot start: '/nonexistent/stoa-sidecar' is not an executable path");
+    await expect(manager.start([s], startOpts)).rejects.toThrow(
+      "Sidecar 'ghost' cannot start: '/nonexistent/stoa-sidecar' is not an executable path",
+    );
   });
 
   it('refuses non-loopback hosts in the schema', () => {
     const base = { name: 'x', command: ['x'], url_env_var: 'X', port: 8080 };
-    expect(sidecarSchema.safeParse({ ...base, host: '0.0.0.0' }).error?.issues[0]?.message).toContain("Sidecar host must be loopback (got '0.0.0.0')");
+    expect(sidecarSchema.safeParse({ ...base, host: '0.0.0.0' }).error?.issues[0]?.message).toContain(
+      "Sidecar host must be loopback (got '0.0.0.0')",
+    );
     expect(sidecarSchema.safeParse({ ...base, host: 'example.com' }).error?.issues[0]?.message).toContain(
       "Sidecar host must be a loopback IP address or 'localhost' (got 'example.com')",
     );

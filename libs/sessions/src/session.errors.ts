@@ -26,7 +26,9 @@ export class SessionClosedError extends AppError {
   readonly code = 'SESSION_CLOSED';
   readonly kind = ErrorKind.notFound;
   constructor(id: string) {
-    super(`Session ${clip(id)} was closed. Start a new session: call the execute tool again without execution_session_id.`);
+    super(
+      `Session ${clip(id)} was closed. Start a new session: call the execute tool again without execution_session_id.`,
+    );
   }
 }
 

@@ -21,8 +21,14 @@ export class CreateSessions1764460000000 implements MigrationInterface {
         ],
       }),
     );
-    await q.createIndex('sessions', new TableIndex({ name: 'idx_sessions_owner_status', columnNames: ['owner', 'status'] }));
-    await q.createIndex('sessions', new TableIndex({ name: 'idx_sessions_replica_status', columnNames: ['replica', 'status'] }));
+    await q.createIndex(
+      'sessions',
+      new TableIndex({ name: 'idx_sessions_owner_status', columnNames: ['owner', 'status'] }),
+    );
+    await q.createIndex(
+      'sessions',
+      new TableIndex({ name: 'idx_sessions_replica_status', columnNames: ['replica', 'status'] }),
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -39,7 +39,10 @@ export class SessionRepository {
 
   /** Marks every active session of `replica` as ended (used at start-up after a restart). */
   async endAllOfReplica(replica: string, status: SessionStatus, reason: string, at: number): Promise<number> {
-    const res = await this.repo.update({ replica, status: SessionStatus.active }, { status, endReason: reason, endedAt: at });
+    const res = await this.repo.update(
+      { replica, status: SessionStatus.active },
+      { status, endReason: reason, endedAt: at },
+    );
     return res.affected ?? 0;
   }
 

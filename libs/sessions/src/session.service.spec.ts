@@ -26,7 +26,9 @@ class FakeSessionRepository implements RepoPort {
     return Promise.resolve(row && { ...row });
   }
   list(filter: { owner?: string }): Promise<SessionRecord[]> {
-    return Promise.resolve([...this.rows.values()].filter((r) => filter.owner === undefined || r.owner === filter.owner));
+    return Promise.resolve(
+      [...this.rows.values()].filter((r) => filter.owner === undefined || r.owner === filter.owner),
+    );
   }
   touch(id: string, at: number): Promise<void> {
     const row = this.rows.get(id);
@@ -42,7 +44,12 @@ class FakeSessionRepository implements RepoPort {
   }
   async endAllOfReplica(replica: string, status: SessionStatus, reason: string, at: number): Promise<number> {
     const rows = [...this.rows.values()].filter((r) => r.replica === replica && r.status === SessionStatus.active);
-    await this.end(rows.map((r) => r.id), status, reason, at);
+    await this.end(
+      rows.map((r) => r.id),
+      status,
+      reason,
+      at,
+    );
     return rows.length;
   }
 }
@@ -58,7 +65,14 @@ class FakeKernels implements Pick<KernelService, 'takeWarm' | 'allocateDirs' | '
   allocateDirs(): KernelDirs {
     const base = `/data/sessions/k-${this.allocated.length + 1}`;
     this.allocated.push(base);
-    return { base, workDir: `${base}/work`, outputDir: `${base}/outputs`, transferDir: `${base}/work/.stoa`, inboxDir: `/data/inbox/k-${this.allocated.length}`, uid: undefined };
+    return {
+      base,
+      workDir: `${base}/work`,
+      outputDir: `${base}/outputs`,
+      transferDir: `${base}/work/.stoa`,
+      inboxDir: `/data/inbox/k-${this.allocated.length}`,
+      uid: undefined,
+    };
   }
   releaseDirs(dirs: KernelDirs): Promise<void> {
     this.released.push(dirs.base);
@@ -68,7 +82,13 @@ class FakeKernels implements Pick<KernelService, 'takeWarm' | 'allocateDirs' | '
 
 const alice: Principal = { id: 'alice@t', roles: [], scopes: [], source: 'noop' };
 const bob: Principal = { id: 'bob@t', roles: [], scopes: [], source: 'noop' };
-const settings: SessionSettings = { maxSessions: 3, idleTimeoutMs: 60_000, sweepIntervalMs: 60_000, dataDir: '/data', replica: 'r1' };
+const settings: SessionSettings = {
+  maxSessions: 3,
+  idleTimeoutMs: 60_000,
+  sweepIntervalMs: 60_000,
+  dataDir: '/data',
+  replica: 'r1',
+};
 
 let repo: FakeSessionRepository;
 let kernels: FakeKernels;
@@ -81,12 +101,21 @@ beforeEach(() => {
 });
 
 /** Whatever `get` rejects with, as the caller sees it. */
-const failure = (principal: Principal, id: string): Promise<unknown> => sessions.get(principal, id).then(() => undefined, (err: unknown) => err);
+const failure = (principal: Principal, id: string): Promise<unknown> =>
+  sessions.get(principal, id).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
 
 describe('SessionService ownership', () => {
   it('records the creator as owner of an active session on this replica', async () => {
     const rt = await sessions.create(alice, { client: 'test' });
-    expect(repo.rows.get(rt.record.id)).toMatchObject({ owner: 'alice@t', status: 'active', replica: 'r1', metadata: { client: 'test' } });
+    expect(repo.rows.get(rt.record.id)).toMatchObject({
+      owner: 'alice@t',
+      status: 'active',
+      replica: 'r1',
+      metadata: { client: 'test' },
+    });
     expect(await sessions.get(alice, rt.record.id)).toBe(rt);
   });
 
@@ -96,9 +125,15 @@ describe('SessionService ownership', () => {
     await sessions.create(bob, {});
     const foreign = await failure(bob, mine.record.id);
     expect(foreign).toBeInstanceOf(SessionNotFoundError);
-    expect(foreign).toMatchObject({ code: 'SESSION_NOT_FOUND', message: `Session ${mine.record.id} not found. It may have expired or been cleaned up. Active sessions: 1` });
+    expect(foreign).toMatchObject({
+      code: 'SESSION_NOT_FOUND',
+      message: `Session ${mine.record.id} not found. It may have expired or been cleaned up. Active sessions: 1`,
+    });
     const unknown = await failure(bob, 'no-such-session');
-    expect(unknown).toMatchObject({ code: 'SESSION_NOT_FOUND', message: 'Session no-such-session not found. It may have expired or been cleaned up. Active sessions: 1' });
+    expect(unknown).toMatchObject({
+      code: 'SESSION_NOT_FOUND',
+      message: 'Session no-such-session not found. It may have expired or been cleaned up. Active sessions: 1',
+    });
   });
 
   it("does not reveal that another owner's session was closed or expired", async () => {
@@ -177,7 +212,10 @@ describe('SessionService limits and expiry', () => {
   it('keeps the cap exact when creations race', async () => {
     const results = await Promise.allSettled([1, 2, 3, 4, 5].map(() => sessions.create(alice, {})));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
-    expect(results.filter((r) => r.status === 'rejected').map((r) => r.reason as unknown)).toEqual([expect.any(SessionLimitError), expect.any(SessionLimitError)]);
+    expect(results.filter((r) => r.status === 'rejected').map((r) => r.reason as unknown)).toEqual([
+      expect.any(SessionLimitError),
+      expect.any(SessionLimitError),
+    ]);
   });
 
   it('gives back the reserved slot and directories when the record cannot be stored', async () => {
@@ -206,7 +244,11 @@ describe('SessionService limits and expiry', () => {
   });
 
   it('never expires sessions when the idle timeout is 0', async () => {
-    const never = new SessionService({ ...settings, idleTimeoutMs: 0 }, repo as unknown as SessionRepository, kernels as unknown as KernelService);
+    const never = new SessionService(
+      { ...settings, idleTimeoutMs: 0 },
+      repo as unknown as SessionRepository,
+      kernels as unknown as KernelService,
+    );
     const rt = await never.create(alice, {});
     expect(await never.sweep(Number.MAX_SAFE_INTEGER)).toBe(0);
     expect(never.find(alice, rt.record.id)).toBe(rt);

@@ -58,7 +58,12 @@ export class SessionService implements OnModuleInit, OnApplicationShutdown {
   }
 
   async onModuleInit(): Promise<void> {
-    const n = await this.repo.endAllOfReplica(this.settings.replica, SessionStatus.expired, 'the executor restarted', Date.now());
+    const n = await this.repo.endAllOfReplica(
+      this.settings.replica,
+      SessionStatus.expired,
+      'the executor restarted',
+      Date.now(),
+    );
     if (n) this.logger.log({ count: n, replica: this.settings.replica }, 'sessions from a previous run marked expired');
     this.sweeper = setInterval(() => void this.sweep(), this.settings.sweepIntervalMs);
     this.sweeper.unref();
@@ -67,10 +72,12 @@ export class SessionService implements OnModuleInit, OnApplicationShutdown {
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.sweeper);
     const ids = [...this.live.keys()];
-    await Promise.all([...this.live.values()].map(async (rt) => {
-      await rt.kernel?.close();
-      await this.kernels.releaseDirs(rt.dirs);
-    }));
+    await Promise.all(
+      [...this.live.values()].map(async (rt) => {
+        await rt.kernel?.close();
+        await this.kernels.releaseDirs(rt.dirs);
+      }),
+    );
     this.live.clear();
     await this.repo.end(ids, SessionStatus.expired, 'the executor shut down', Date.now()).catch(() => undefined);
   }
@@ -84,7 +91,17 @@ export class SessionService implements OnModuleInit, OnApplicationShutdown {
     const warm = this.kernels.takeWarm();
     const dirs = warm?.dirs ?? this.kernels.allocateDirs();
     const runtime: SessionRuntime = {
-      record: { id: sid, owner: principal.id, status: SessionStatus.active, replica: this.settings.replica, createdAt: now, lastUsedAt: now, endedAt: null, endReason: null, metadata },
+      record: {
+        id: sid,
+        owner: principal.id,
+        status: SessionStatus.active,
+        replica: this.settings.replica,
+        createdAt: now,
+        lastUsedAt: now,
+        endedAt: null,
+        endReason: null,
+        metadata,
+      },
       dirs,
       workDir: dirs.workDir,
       outputDir: dirs.outputDir,
@@ -171,7 +188,9 @@ export class SessionService implements OnModuleInit, OnApplicationShutdown {
     runtime.record.lastUsedAt = now;
     if (now - (this.lastDbTouch.get(runtime.record.id) ?? 0) >= TOUCH_DB_EVERY_MS) {
       this.lastDbTouch.set(runtime.record.id, now);
-      void this.repo.touch(runtime.record.id, now).catch((err: Error) => this.logger.warn({ err: err.message }, 'touch failed'));
+      void this.repo
+        .touch(runtime.record.id, now)
+        .catch((err: Error) => this.logger.warn({ err: err.message }, 'touch failed'));
     }
   }
 
@@ -193,7 +212,9 @@ export class SessionService implements OnModuleInit, OnApplicationShutdown {
   /** Expires sessions idle longer than the configured timeout (skipping busy ones). */
   async sweep(now = Date.now()): Promise<number> {
     if (this.settings.idleTimeoutMs <= 0) return 0;
-    const idle = [...this.live.values()].filter((rt) => rt.lock.pending === 0 && now - rt.record.lastUsedAt > this.settings.idleTimeoutMs);
+    const idle = [...this.live.values()].filter(
+      (rt) => rt.lock.pending === 0 && now - rt.record.lastUsedAt > this.settings.idleTimeoutMs,
+    );
     await Promise.all(idle.map((rt) => this.end(rt, SessionStatus.expired, 'idle timeout')));
     return idle.length;
   }

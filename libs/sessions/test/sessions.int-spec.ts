@@ -18,10 +18,29 @@ const bob: Principal = { id: 'bob@t', roles: [], scopes: [], source: 'noop' };
 async function boot(db: DbTarget, dataDir: string, replica = 'r1'): Promise<TestingModule> {
   const mod = await Test.createTestingModule({
     imports: [
-      PersistenceModule.forRoot({ database: db.database, defaultSqlitePath: db.defaultSqlitePath, migrations: [...SESSION_MIGRATIONS] }),
-      KernelModule.forRoot({ python: 'python3', env: {}, passthroughEnv: [], startTimeoutMs: 20_000, ...testKernelSandbox(), dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')) }),
+      PersistenceModule.forRoot({
+        database: db.database,
+        defaultSqlitePath: db.defaultSqlitePath,
+        migrations: [...SESSION_MIGRATIONS],
+      }),
+      KernelModule.forRoot({
+        python: 'python3',
+        env: {},
+        passthroughEnv: [],
+        startTimeoutMs: 20_000,
+        ...testKernelSandbox(),
+        dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')),
+      }),
       SessionModule.forRoot({ maxSessions: 3, idleTimeoutMs: 60_000, sweepIntervalMs: 60_000, dataDir, replica }),
-      ExecutionModule.forRoot({ serverName: 't', mode: 'sync', promotionThresholdS: 60, defaultTimeoutS: 30, maxTimeoutS: 60, truncationThreshold: 50_000, interruptGraceMs: 1000 }),
+      ExecutionModule.forRoot({
+        serverName: 't',
+        mode: 'sync',
+        promotionThresholdS: 60,
+        defaultTimeoutS: 30,
+        maxTimeoutS: 60,
+        truncationThreshold: 50_000,
+        interruptGraceMs: 1000,
+      }),
     ],
   }).compile();
   await mod.init();
@@ -59,7 +78,9 @@ describe.each(targets)('sessions on %s', (kind) => {
     const mine = await execution.execute(alice, { code: 'pass' });
     const foreign = await sessions.get(bob, mine.session_id as string).catch((e: Error) => e.message);
     const unknown = await sessions.get(bob, 's-unknown').catch((e: Error) => e.message);
-    expect(foreign).toBe(`Session ${mine.session_id as string} not found. It may have expired or been cleaned up. Active sessions: 0`);
+    expect(foreign).toBe(
+      `Session ${mine.session_id as string} not found. It may have expired or been cleaned up. Active sessions: 0`,
+    );
     expect(unknown).toBe('Session s-unknown not found. It may have expired or been cleaned up. Active sessions: 0');
   });
 
@@ -84,10 +105,11 @@ describe.each(targets)('sessions on %s', (kind) => {
   });
 
   it('enforces the session cap exactly under concurrent creation', async () => {
-    for (const rt of [...sessions.list(alice), ...sessions.list(bob)]) await sessions.close({ ...alice, id: rt.record.owner }, rt.record.id);
+    for (const rt of [...sessions.list(alice), ...sessions.list(bob)])
+      await sessions.close({ ...alice, id: rt.record.owner }, rt.record.id);
     const results = await Promise.allSettled(Array.from({ length: 5 }, () => sessions.create(alice, {})));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
-    expect(results.filter((r) => r.status === 'rejected').map((r) => ((r).reason as Error).message)).toEqual([
+    expect(results.filter((r) => r.status === 'rejected').map((r) => (r.reason as Error).message)).toEqual([
       'Maximum number of sessions (3) reached. Please close an existing session before creating a new one.',
       'Maximum number of sessions (3) reached. Please close an existing session before creating a new one.',
     ]);

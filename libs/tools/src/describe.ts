@@ -5,7 +5,11 @@ const shortType = (t: string): string => t.split(/[.:]/).pop() ?? t;
 
 function params(ps: ParameterSpec[]): string {
   const ordered = [...ps.filter((p) => p.required), ...ps.filter((p) => !p.required)];
-  return ordered.map((p) => (p.required ? `${p.name}: ${shortType(p.type)}` : `${p.name}: ${shortType(p.type)} = ${pyRepr(p.default)}`)).join(', ');
+  return ordered
+    .map((p) =>
+      p.required ? `${p.name}: ${shortType(p.type)}` : `${p.name}: ${shortType(p.type)} = ${pyRepr(p.default)}`,
+    )
+    .join(', ');
 }
 
 /** The execute description's catalogue block (reference §1.2 (d)). */
@@ -15,11 +19,17 @@ export function toolCatalogueText(tools: readonly ToolDef[]): string {
   return `Available tool functions (call directly in your code):\n${lines.join('\n')}\n\nCall list_tools() in your code for full signatures and documentation.`;
 }
 
-const qualified = (t: string): string => (['str', 'int', 'float', 'bool', 'dict', 'list', 'tuple', 'set', 'bytes'].includes(t) ? `builtins.${t}` : t);
+const qualified = (t: string): string =>
+  ['str', 'int', 'float', 'bool', 'dict', 'list', 'tuple', 'set', 'bytes'].includes(t) ? `builtins.${t}` : t;
 
 /** `GET /catalog`: server name, tools (reference ToolDefinition JSON, types as strings), skills and states. */
 export function catalogJson(c: DomainCatalog): Record<string, unknown> {
-  const param = (p: ParameterSpec) => ({ name: p.name, type: qualified(p.type), description: p.description, default: p.default ?? null });
+  const param = (p: ParameterSpec) => ({
+    name: p.name,
+    type: qualified(p.type),
+    description: p.description,
+    default: p.default ?? null,
+  });
   return {
     server_name: c.serverName,
     tools: c.tools.map((t) => ({

@@ -3,7 +3,16 @@ export type { DomainCatalog, ParameterSpec, ReturnSpec, SkillDef, StateSpec, Too
 /** Tool manifest validation. */
 export { buildCatalog } from './manifest';
 /** server.yaml `tools:` / `skills:` and loading them. */
-export { kernelToolSpecs, loadDomain, SEARCH_ENV, searchConfigSchema, skillsConfigSchema, toolsConfigSchema, type LoadedDomain, type SearchConfig } from './tools.config';
+export {
+  kernelToolSpecs,
+  loadDomain,
+  SEARCH_ENV,
+  searchConfigSchema,
+  skillsConfigSchema,
+  toolsConfigSchema,
+  type LoadedDomain,
+  type SearchConfig,
+} from './tools.config';
 /** BM25 tool and skill search. */
 export { searchInputSchema, ToolSearch, toolAffordances, type SearchCategory, type SearchHit } from './search';
 /** State graph planner. */

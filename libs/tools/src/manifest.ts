@@ -18,10 +18,13 @@ const parameterSchema = z
   })
   .strict()
   .superRefine((p, ctx) => {
-    if (p.required === true && p.default !== undefined) ctx.addIssue({ code: 'custom', message: 'a required parameter cannot have a default' });
+    if (p.required === true && p.default !== undefined)
+      ctx.addIssue({ code: 'custom', message: 'a required parameter cannot have a default' });
   });
 
-const returnSchema = z.object({ name: z.string().default('result'), type: typeName.default('dict'), description: z.string().default('') }).strict();
+const returnSchema = z
+  .object({ name: z.string().default('result'), type: typeName.default('dict'), description: z.string().default('') })
+  .strict();
 
 const toolSchema = z
   .object({
@@ -29,18 +32,27 @@ const toolSchema = z
     description: z.string().min(1, 'describe what the tool does (agents search on it)'),
     parameters: z.array(parameterSchema).default([]),
     returns: z.union([returnSchema, z.array(returnSchema)]).default([]),
-    module: z.string().regex(/^[A-Za-z_][\w.]*$/, 'must be a dotted Python module path').optional(),
+    module: z
+      .string()
+      .regex(/^[A-Za-z_][\w.]*$/, 'must be a dotted Python module path')
+      .optional(),
     requires: z.array(token).default([]),
     produces: z.array(token).default([]),
     affordances: z.array(z.string()).default([]),
   })
   .strict();
 
-const stateSchema = z.object({ token, description: z.string().default(''), affordances: z.array(z.string()).default([]) }).strict();
+const stateSchema = z
+  .object({ token, description: z.string().default(''), affordances: z.array(z.string()).default([]) })
+  .strict();
 
 /** A tool manifest file: `package`, `states`, `tools`. */
 export const manifestSchema = z
-  .object({ package: z.string().optional(), states: z.array(stateSchema).default([]), tools: z.array(toolSchema).default([]) })
+  .object({
+    package: z.string().optional(),
+    states: z.array(stateSchema).default([]),
+    tools: z.array(toolSchema).default([]),
+  })
   .strict();
 export type Manifest = z.output<typeof manifestSchema>;
 
@@ -56,10 +68,17 @@ export function loadManifest(file: string, packageOverride?: string): { tools: T
 }
 
 /** Validates manifest data (from a file or inline YAML) and resolves modules. */
-export function buildCatalog(doc: unknown, source: string, packageOverride?: string): { tools: ToolDef[]; states: StateSpec[] } {
+export function buildCatalog(
+  doc: unknown,
+  source: string,
+  packageOverride?: string,
+): { tools: ToolDef[]; states: StateSpec[] } {
   const parsed = manifestSchema.safeParse(doc);
   if (!parsed.success) {
-    throw new ConfigError(source, parsed.error.issues.map((i) => `${describePath(doc, i.path)}: ${i.message}`));
+    throw new ConfigError(
+      source,
+      parsed.error.issues.map((i) => `${describePath(doc, i.path)}: ${i.message}`),
+    );
   }
   const m = parsed.data;
   const pkg = packageOverride ?? m.package;
@@ -75,13 +94,21 @@ export function buildCatalog(doc: unknown, source: string, packageOverride?: str
     }
     const module = t.module ?? (pkg ? `${pkg}.${t.name}` : undefined);
     if (!module) {
-      problems.push(`tools[${id}] (${t.name}): Tool '${t.name}' has no module and the manifest has no default package. Set 'module' on the tool or 'package' in the manifest (or tools.package in server.yaml).`);
+      problems.push(
+        `tools[${id}] (${t.name}): Tool '${t.name}' has no module and the manifest has no default package. Set 'module' on the tool or 'package' in the manifest (or tools.package in server.yaml).`,
+      );
     }
     return {
       id,
       name: t.name,
       description: t.description.trim(),
-      parameters: t.parameters.map((p) => ({ name: p.name, type: p.type, description: p.description, required: p.required ?? p.default === undefined, default: p.default ?? (p.required === false ? null : undefined) })),
+      parameters: t.parameters.map((p) => ({
+        name: p.name,
+        type: p.type,
+        description: p.description,
+        required: p.required ?? p.default === undefined,
+        default: p.default ?? (p.required === false ? null : undefined),
+      })),
       returns: Array.isArray(t.returns) ? t.returns : [t.returns],
       module: module ?? '',
       requires: [...new Set(t.requires)].sort(),
@@ -104,7 +131,12 @@ function describePath(doc: unknown, path: PropertyKey[]): string {
   for (const key of path) {
     out += typeof key === 'number' ? `[${key}]` : `${out ? '.' : ''}${String(key)}`;
     node = node && typeof node === 'object' ? (node as Record<PropertyKey, unknown>)[key] : undefined;
-    if (typeof key === 'number' && node && typeof node === 'object' && typeof (node as { name?: unknown }).name === 'string') {
+    if (
+      typeof key === 'number' &&
+      node &&
+      typeof node === 'object' &&
+      typeof (node as { name?: unknown }).name === 'string'
+    ) {
       out += ` (${(node as { name: string }).name})`;
     }
   }

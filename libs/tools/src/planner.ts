@@ -51,15 +51,33 @@ export class StateGraph {
     private readonly bridges: readonly Bridge[] = [],
   ) {
     this.tools = catalogs.flatMap((c) =>
-      c.tools.filter((t) => t.requires.length || t.produces.length).map((t) => ({ name: t.name, server: c.serverName, description: t.description, requires: t.requires, produces: t.produces })),
+      c.tools
+        .filter((t) => t.requires.length || t.produces.length)
+        .map((t) => ({
+          name: t.name,
+          server: c.serverName,
+          description: t.description,
+          requires: t.requires,
+          produces: t.produces,
+        })),
     );
-    for (const b of bridges) this.tools.push({ name: `bridge:${b.from_state}→${b.to_state}`, server: '(bridge)', description: b.description, requires: [b.from_state], produces: [b.to_state] });
+    for (const b of bridges)
+      this.tools.push({
+        name: `bridge:${b.from_state}→${b.to_state}`,
+        server: '(bridge)',
+        description: b.description,
+        requires: [b.from_state],
+        produces: [b.to_state],
+      });
     for (const t of this.tools) for (const r of t.requires.length ? t.requires : [START]) push(this.from, r, t);
-    for (const c of catalogs) for (const s of c.states) {
-      if (s.description) this.labels.set(s.token, s.description);
-      this.affordances.set(s.token, s.affordances);
-    }
-    this.skills = catalogs.flatMap((c) => c.skills.map((s) => ({ name: s.name, description: s.description, domain: s.domain, states: s.states })));
+    for (const c of catalogs)
+      for (const s of c.states) {
+        if (s.description) this.labels.set(s.token, s.description);
+        this.affordances.set(s.token, s.affordances);
+      }
+    this.skills = catalogs.flatMap((c) =>
+      c.skills.map((s) => ({ name: s.name, description: s.description, domain: s.domain, states: s.states })),
+    );
   }
 
   /** True when any tool carries a state annotation (the plan tool is registered only then). */
@@ -100,13 +118,20 @@ export class StateGraph {
     const out: Record<string, unknown> = {
       domains: wanted.map((d) => ({
         domain: d,
-        states: Object.fromEntries(this.tokens().filter((t) => domainOf(t) === d).map((t) => [t, this.label(t)])),
+        states: Object.fromEntries(
+          this.tokens()
+            .filter((t) => domainOf(t) === d)
+            .map((t) => [t, this.label(t)]),
+        ),
         edges: this.edges(d),
         affordances: {},
-        skills: this.skills.filter((s) => s.domain === d && s.states.length).map(({ name, description, states }) => ({ name, description, states })),
+        skills: this.skills
+          .filter((s) => s.domain === d && s.states.length)
+          .map(({ name, description, states }) => ({ name, description, states })),
       })),
     };
-    if (this.bridges.length) out.bridges = this.bridges.map((b) => ({ from: b.from_state, to: b.to_state, description: b.description }));
+    if (this.bridges.length)
+      out.bridges = this.bridges.map((b) => ({ from: b.from_state, to: b.to_state, description: b.description }));
     return out;
   }
 
@@ -115,11 +140,17 @@ export class StateGraph {
     const leaving = this.from.get(state) ?? [];
     const next = [...new Set(leaving.flatMap((t) => t.produces))].sort();
     const producers = this.tools.filter((t) => t.produces.includes(state));
-    const out: Record<string, unknown> = { state, affordances: this.affordances.get(state) ?? [], tools_from_here: leaving, next_states: next };
+    const out: Record<string, unknown> = {
+      state,
+      affordances: this.affordances.get(state) ?? [],
+      tools_from_here: leaving,
+      next_states: next,
+    };
     if (producers.length) out.tools_that_produce_this_state = producers;
     const skills = this.relevantSkills([state, ...next]);
     if (skills.length) out.relevant_skills = skills;
-    if (!leaving.length) out.hint = `No annotated tools transition from '${state}'. You can always use ${this.executeHint} to work directly in the environment.`;
+    if (!leaving.length)
+      out.hint = `No annotated tools transition from '${state}'. You can always use ${this.executeHint} to work directly in the environment.`;
     return out;
   }
 
@@ -141,10 +172,15 @@ export class StateGraph {
       }
     }
     if (!seen.has(target)) {
-      return { source, target, path: null, hint: `No annotated tool path from '${source}' to '${target}'. You can use ${this.executeHint} to bridge the gap in code, or call plan with mode='next_steps' to see what is reachable.` };
+      return {
+        source,
+        target,
+        path: null,
+        hint: `No annotated tool path from '${source}' to '${target}'. You can use ${this.executeHint} to bridge the gap in code, or call plan with mode='next_steps' to see what is reachable.`,
+      };
     }
     const steps: { tool: string; server: string; from_state: string; to_state: string }[] = [];
-    for (let at = target; at !== source; ) {
+    for (let at = target; at !== source;) {
       const step = prev.get(at) as { tool: ToolSummary; from: string };
       steps.unshift({ tool: step.tool.name, server: step.tool.server, from_state: step.from, to_state: at });
       at = step.from;
@@ -158,7 +194,12 @@ export class StateGraph {
   tool(name: string): Record<string, unknown> {
     if (!name) return { error: "Provide a 'tool_name' parameter." };
     const t = this.tools.find((x) => x.name === name);
-    return t ? { ...t } : { error: `Tool '${name}' not found in the state graph.`, hint: 'The tool may exist but have no state annotations. Use search_tools to find it by name or description.' };
+    return t
+      ? { ...t }
+      : {
+          error: `Tool '${name}' not found in the state graph.`,
+          hint: 'The tool may exist but have no state annotations. Use search_tools to find it by name or description.',
+        };
   }
 
   private domains(): string[] {

@@ -8,7 +8,10 @@ import type { DomainCatalog, SkillDef, StateSpec, ToolDef } from './tools.types'
 /** Arguments of every `search_*_tools` tool (reference §1.4); `top` below 1 is refused (it could only claim "no match"). */
 export const searchInputSchema = z.object({
   query: z.string().describe('What you want to do, in your own words'),
-  top: integer().min(1, 'top must be at least 1 (results per category); omit it for 5, or pass 999 to list everything').default(5).describe('Results per category'),
+  top: integer()
+    .min(1, 'top must be at least 1 (results per category); omit it for 5, or pass 999 to list everything')
+    .default(5)
+    .describe('Results per category'),
   category: z.string().default('all').describe("'all', 'tools' or 'skills'"),
 });
 
@@ -27,7 +30,43 @@ export interface SearchHit {
 
 export type SearchCategory = 'all' | 'tools' | 'skills';
 
-const STOP = new Set(['a', 'an', 'the', 'of', 'to', 'in', 'on', 'for', 'and', 'or', 'with', 'by', 'from', 'is', 'are', 'be', 'i', 'me', 'my', 'we', 'it', 'this', 'that', 'how', 'do', 'can', 'what', 'which', 'want', 'need', 'some', 'into', 'using', 'use', 'get']);
+const STOP = new Set([
+  'a',
+  'an',
+  'the',
+  'of',
+  'to',
+  'in',
+  'on',
+  'for',
+  'and',
+  'or',
+  'with',
+  'by',
+  'from',
+  'is',
+  'are',
+  'be',
+  'i',
+  'me',
+  'my',
+  'we',
+  'it',
+  'this',
+  'that',
+  'how',
+  'do',
+  'can',
+  'what',
+  'which',
+  'want',
+  'need',
+  'some',
+  'into',
+  'using',
+  'use',
+  'get',
+]);
 
 /** Words (accents folded: Erdős → erdos), snake_case parts and whole identifiers. */
 function tokenize(text: string): string[] {
@@ -54,7 +93,10 @@ function identifiers(lower: string): string[] {
 
 /** Accents folded, lowercased. */
 function fold(text: string): string {
-  return text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  return text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
 }
 
 /** Stemmed terms; stop words (before and after stemming) and one-letter terms dropped. */
@@ -75,7 +117,8 @@ const FUZZY_MAX_CHARS = 32;
 const FUZZY_MAX_EDITS = 3;
 const PREFIX_MIN_CHARS = 5;
 const EXPANDED_TERMS = 24;
-const fuzzy = (t: string, i: number): number | false => (i < EXPANDED_TERMS && t.length >= FUZZY_MIN_CHARS && t.length <= FUZZY_MAX_CHARS ? 0.15 : false);
+const fuzzy = (t: string, i: number): number | false =>
+  i < EXPANDED_TERMS && t.length >= FUZZY_MIN_CHARS && t.length <= FUZZY_MAX_CHARS ? 0.15 : false;
 const prefix = (t: string, i: number): boolean => i < EXPANDED_TERMS && t.length >= PREFIX_MIN_CHARS;
 
 /** Characters of a refused word echoed back. */
@@ -114,7 +157,8 @@ export class ToolSearch {
   ) {
     const list = Array.isArray(catalogs) ? (catalogs as readonly DomainCatalog[]) : [catalogs as DomainCatalog];
     this.executeTool = typeof executeTool === 'string' ? () => executeTool : executeTool;
-    this.skillAccess = typeof skillTool === 'string' ? (sk) => `Load with ${skillTool}(skill_name="${sk.name}")` : skillTool;
+    this.skillAccess =
+      typeof skillTool === 'string' ? (sk) => `Load with ${skillTool}(skill_name="${sk.name}")` : skillTool;
     this.toolList = list.flatMap((c) => c.tools.map((tool) => ({ tool, server: c.serverName, states: c.states })));
     this.skillList = list.flatMap((c) => c.skills.map((skill) => ({ skill, server: c.serverName })));
     const statesOf = new Map(list.map((c) => [c.serverName, c.states]));
@@ -122,17 +166,40 @@ export class ToolSearch {
       fields: ['name', 'description', 'affordances', 'signature'],
       tokenize,
       processTerm,
-      searchOptions: { boost: { name: 2, affordances: 1.5, signature: 0.5 }, bm25: { k: 1.5, b: 0.75, d: 0.5 }, prefix, fuzzy, maxFuzzy: FUZZY_MAX_EDITS },
+      searchOptions: {
+        boost: { name: 2, affordances: 1.5, signature: 0.5 },
+        bm25: { k: 1.5, b: 0.75, d: 0.5 },
+        prefix,
+        fuzzy,
+        maxFuzzy: FUZZY_MAX_EDITS,
+      },
     };
     this.tools = new MiniSearch<ToolDoc>(options);
-    this.tools.addAll(this.toolList.map(({ tool: t, server }, id) => ({ id, name: t.name, description: t.description, affordances: toolAffordances(t, statesOf.get(server) ?? []).join(' . '), signature: signatureText(t) })));
+    this.tools.addAll(
+      this.toolList.map(({ tool: t, server }, id) => ({
+        id,
+        name: t.name,
+        description: t.description,
+        affordances: toolAffordances(t, statesOf.get(server) ?? []).join(' . '),
+        signature: signatureText(t),
+      })),
+    );
     this.skills = new MiniSearch<ToolDoc>(options);
-    this.skills.addAll(this.skillList.map(({ skill: s }, id) => ({ id, name: s.name, description: s.description, affordances: s.states.join(' '), signature: '' })));
+    this.skills.addAll(
+      this.skillList.map(({ skill: s }, id) => ({
+        id,
+        name: s.name,
+        description: s.description,
+        affordances: s.states.join(' '),
+        signature: '',
+      })),
+    );
   }
 
   /** One `search_*_tools` call: the reference's category check, the size limits, hits, and `emptyHint` when nothing matched. */
   answer(a: z.output<typeof searchInputSchema>, emptyHint: string): Record<string, unknown> | ToolFailure {
-    if (!['all', 'tools', 'skills'].includes(a.category)) return new ToolFailure({ error: `Invalid category '${a.category}'. Must be 'all', 'tools', or 'skills'.` });
+    if (!['all', 'tools', 'skills'].includes(a.category))
+      return new ToolFailure({ error: `Invalid category '${a.category}'. Must be 'all', 'tools', or 'skills'.` });
     const refused = this.refusal(a.query);
     if (refused) return new ToolFailure({ tools: [], skills: [], error: refused });
     const result: Record<string, unknown> = this.search(a.query, a.top, a.category as SearchCategory);
@@ -165,8 +232,16 @@ export class ToolSearch {
     }
     const pick = (hits: SearchResult[]) => hits.filter((h) => h.score > 0).slice(0, n);
     return {
-      tools: wantTools ? pick(this.tools.search(query, { combineWith: 'OR' })).map((h) => this.toolHit(this.toolList[h.id as number]!, h.score)) : [],
-      skills: wantSkills ? pick(this.skills.search(query, { combineWith: 'OR' })).map((h) => this.skillHit(this.skillList[h.id as number]!, h.score)) : [],
+      tools: wantTools
+        ? pick(this.tools.search(query, { combineWith: 'OR' })).map((h) =>
+            this.toolHit(this.toolList[h.id as number]!, h.score),
+          )
+        : [],
+      skills: wantSkills
+        ? pick(this.skills.search(query, { combineWith: 'OR' })).map((h) =>
+            this.skillHit(this.skillList[h.id as number]!, h.score),
+          )
+        : [],
     };
   }
 

@@ -43,7 +43,10 @@ export const searchConfigSchema = z
 export type SearchConfig = z.output<typeof searchConfigSchema>;
 
 /** Env overrides for {@link searchConfigSchema}. */
-export const SEARCH_ENV = { STOA_SEARCH_MAX_QUERY_CHARS: 'search.max_query_chars', STOA_SEARCH_MAX_TERM_CHARS: 'search.max_term_chars' } as const;
+export const SEARCH_ENV = {
+  STOA_SEARCH_MAX_QUERY_CHARS: 'search.max_query_chars',
+  STOA_SEARCH_MAX_TERM_CHARS: 'search.max_term_chars',
+} as const;
 
 export interface LoadedDomain {
   catalog: DomainCatalog;
@@ -60,7 +63,8 @@ export function loadDomain(
 ): LoadedDomain {
   let defs: ReturnType<typeof buildCatalog> = { tools: [], states: [] };
   let pythonPath: string[] = [];
-  if (tools.manifest && tools.inline) throw new ConfigError('server.yaml', ['tools: set either manifest or inline, not both']);
+  if (tools.manifest && tools.inline)
+    throw new ConfigError('server.yaml', ['tools: set either manifest or inline, not both']);
   if (tools.manifest) {
     const file = resolve(baseDir, tools.manifest);
     if (!existsSync(file)) throw new ConfigError('server.yaml', [`tools.manifest: file not found: ${file}`]);
@@ -82,5 +86,11 @@ export function loadDomain(
 
 /** What the kernel driver needs to build proxies. */
 export function kernelToolSpecs(catalog: DomainCatalog): ToolSpec[] {
-  return catalog.tools.map((t) => ({ name: t.name, description: t.description, module: t.module, parameters: t.parameters, returns: t.returns }));
+  return catalog.tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    module: t.module,
+    parameters: t.parameters,
+    returns: t.returns,
+  }));
 }

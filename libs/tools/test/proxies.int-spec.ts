@@ -10,37 +10,72 @@ const root = mkdtempSync(join(tmpdir(), 'stoa-tools-'));
 chmodSync(root, 0o755); // kernels run as their own uid when tests run as root
 mkdirSync(join(root, 'toypkg'));
 writeFileSync(join(root, 'toypkg', '__init__.py'), '');
-writeFileSync(join(root, 'toypkg', 'ops.py'), [
-  'import time',
-  'class Thing:',
-  '    pass',
-  'def add(a, b=1):',
-  '    return a + b',
-  'def make_thing(label):',
-  '    return Thing()',
-  'def same(x):',
-  '    return x',
-  'def boom(reason):',
-  '    raise ValueError(reason)',
-  'def slow(tag):',
-  '    time.sleep(0.2)',
-  '    return tag',
-].join('\n'));
+writeFileSync(
+  join(root, 'toypkg', 'ops.py'),
+  [
+    'import time',
+    'class Thing:',
+    '    pass',
+    'def add(a, b=1):',
+    '    return a + b',
+    'def make_thing(label):',
+    '    return Thing()',
+    'def same(x):',
+    '    return x',
+    'def boom(reason):',
+    '    raise ValueError(reason)',
+    'def slow(tag):',
+    '    time.sleep(0.2)',
+    '    return tag',
+  ].join('\n'),
+);
 
-const { tools } = buildCatalog({
-  tools: [
-    { name: 'add', description: 'Add two numbers.', module: 'toypkg.ops', parameters: [{ name: 'a', type: 'int', description: 'first' }, { name: 'b', type: 'int', default: 1, description: 'second' }], returns: { name: 'sum', type: 'int', description: 'the sum' } },
-    { name: 'make_thing', description: 'Make a thing.', module: 'toypkg.ops', parameters: [{ name: 'label', type: 'str' }], returns: { name: 'thing', type: 'toypkg.ops.Thing' } },
-    { name: 'same', description: 'Identity.', module: 'toypkg.ops', parameters: [{ name: 'x', type: 'object' }] },
-    { name: 'boom', description: 'Always fails.', module: 'toypkg.ops', parameters: [{ name: 'reason', type: 'str' }] },
-    { name: 'slow', description: 'Sleeps.', module: 'toypkg.ops', parameters: [{ name: 'tag', type: 'str' }] },
-    { name: 'ghost', description: 'Not implemented anywhere.', module: 'toypkg.missing', parameters: [] },
-  ],
-}, 'test');
+const { tools } = buildCatalog(
+  {
+    tools: [
+      {
+        name: 'add',
+        description: 'Add two numbers.',
+        module: 'toypkg.ops',
+        parameters: [
+          { name: 'a', type: 'int', description: 'first' },
+          { name: 'b', type: 'int', default: 1, description: 'second' },
+        ],
+        returns: { name: 'sum', type: 'int', description: 'the sum' },
+      },
+      {
+        name: 'make_thing',
+        description: 'Make a thing.',
+        module: 'toypkg.ops',
+        parameters: [{ name: 'label', type: 'str' }],
+        returns: { name: 'thing', type: 'toypkg.ops.Thing' },
+      },
+      { name: 'same', description: 'Identity.', module: 'toypkg.ops', parameters: [{ name: 'x', type: 'object' }] },
+      {
+        name: 'boom',
+        description: 'Always fails.',
+        module: 'toypkg.ops',
+        parameters: [{ name: 'reason', type: 'str' }],
+      },
+      { name: 'slow', description: 'Sleeps.', module: 'toypkg.ops', parameters: [{ name: 'tag', type: 'str' }] },
+      { name: 'ghost', description: 'Not implemented anywhere.', module: 'toypkg.missing', parameters: [] },
+    ],
+  },
+  'test',
+);
 const specs = kernelToolSpecs({ serverName: 't', tools, states: [], skills: [] });
 
-const service = new KernelService({ python: 'python3', env: { PYTHONPATH: root }, passthroughEnv: [], startTimeoutMs: 20_000, ...testKernelSandbox(), dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')), bootstrap: (k) => k.installTools(specs, 20_000) });
-const run = (k: KernelProcess, code: string, policy?: { allowed?: string[]; blocked?: string[] }) => k.execute(code, { timeoutMs: 10_000, graceMs: 1000, captureChars: 100_000, policy });
+const service = new KernelService({
+  python: 'python3',
+  env: { PYTHONPATH: root },
+  passthroughEnv: [],
+  startTimeoutMs: 20_000,
+  ...testKernelSandbox(),
+  dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')),
+  bootstrap: (k) => k.installTools(specs, 20_000),
+});
+const run = (k: KernelProcess, code: string, policy?: { allowed?: string[]; blocked?: string[] }) =>
+  k.execute(code, { timeoutMs: 10_000, graceMs: 1000, captureChars: 100_000, policy });
 
 describe('tool proxies in a real kernel', () => {
   let k: KernelProcess;
@@ -53,7 +88,9 @@ describe('tool proxies in a real kernel', () => {
 
   it('carries the manifest signature and docstring', async () => {
     const r = await run(k, 'import inspect\nprint(inspect.signature(add))\nprint(add.__doc__)');
-    expect(r.stdout.text()).toBe("(a: int, b: int = 1) -> int\nAdd two numbers.\n\nArgs:\n    a (int): first\n    b (int): second\n\nReturns:\n    int: the sum\n");
+    expect(r.stdout.text()).toBe(
+      '(a: int, b: int = 1) -> int\nAdd two numbers.\n\nArgs:\n    a (int): first\n    b (int): second\n\nReturns:\n    int: the sum\n',
+    );
   });
 
   it('traces calls of this execution only, with args, result and timing', async () => {
@@ -61,7 +98,13 @@ describe('tool proxies in a real kernel', () => {
     const r = await run(k, 'add(2, b=5)');
     expect(r.stdout.text()).toBe('7\n');
     expect(r.toolCalls).toHaveLength(1);
-    expect(r.toolCalls[0]).toMatchObject({ tool_name: 'add', args: { a: 2, b: 5 }, result: 7, success: true, error: null });
+    expect(r.toolCalls[0]).toMatchObject({
+      tool_name: 'add',
+      args: { a: 2, b: 5 },
+      result: 7,
+      success: true,
+      error: null,
+    });
     expect(r.toolCalls[0]?.duration_ms).toBeGreaterThanOrEqual(0);
   });
 
@@ -75,12 +118,19 @@ describe('tool proxies in a real kernel', () => {
     const r = await run(k, "boom('bad input')");
     expect(r.raised).toBe(true);
     expect(r.stderr.text()).toContain('ValueError: bad input');
-    expect(r.toolCalls[0]).toMatchObject({ tool_name: 'boom', success: false, error: 'ValueError: bad input', result: {} });
+    expect(r.toolCalls[0]).toMatchObject({
+      tool_name: 'boom',
+      success: false,
+      error: 'ValueError: bad input',
+      result: {},
+    });
   });
 
   it('explains a missing implementation with the reference ImportError', async () => {
     const r = await run(k, 'ghost()');
-    expect(r.stderr.text()).toContain("ImportError: Could not import tool 'ghost' from 'toypkg.missing'. Expected: function 'ghost' in module 'toypkg/missing.py'. Hint: set module or module_override");
+    expect(r.stderr.text()).toContain(
+      "ImportError: Could not import tool 'ghost' from 'toypkg.missing'. Expected: function 'ghost' in module 'toypkg/missing.py'. Hint: set module or module_override",
+    );
   });
 
   it('prints every tool with list_tools()', async () => {
@@ -90,7 +140,9 @@ describe('tool proxies in a real kernel', () => {
   });
 
   it('enforces a domain-function policy inside the proxy, leaving the rest of the cell working', async () => {
-    const r = await run(k, "print(add(1, 1))\ntry:\n    boom('x')\nexcept PermissionError as e:\n    print(e)", { blocked: ['bo*'] });
+    const r = await run(k, "print(add(1, 1))\ntry:\n    boom('x')\nexcept PermissionError as e:\n    print(e)", {
+      blocked: ['bo*'],
+    });
     expect(r.stdout.text()).toBe("2\nTool function 'boom' is blocked by this server's policy (blocked_functions).\n");
   });
 
@@ -116,4 +168,3 @@ describe('tool proxies in a real kernel', () => {
     expect(r.toolCallsDropped).toEqual({ add: 50, same: 1 });
   });
 });
-

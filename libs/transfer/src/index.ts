@@ -1,10 +1,22 @@
 /** @stoa/transfer: data in and out of sessions — artifacts, download links, send, object transfer, asset tags, handles. */
 /** `transfer:` and `publishers:` config, env overrides. */
-export { publishersConfigSchema, TRANSFER_ENV, transferConfigSchema, type PublishersConfig, type TransferConfig } from './transfer.config';
+export {
+  publishersConfigSchema,
+  TRANSFER_ENV,
+  transferConfigSchema,
+  type PublishersConfig,
+  type TransferConfig,
+} from './transfer.config';
 /** Settings the executor resolves from config, and the optional catalog hook for asset tags. */
 export { ASSET_CATALOG, type AssetCatalog, type PeerDestination, type TransferSettings } from './transfer.settings';
 /** Artifact discovery in AGORA_OUTPUT_DIR (reference §2.7). */
-export { artifactNote, changedArtifacts, snapshotOutputs, type Artifact, type OutputSnapshot } from './artifacts/artifacts';
+export {
+  artifactNote,
+  changedArtifacts,
+  snapshotOutputs,
+  type Artifact,
+  type OutputSnapshot,
+} from './artifacts/artifacts';
 /** Safe file access inside directories a kernel can write. */
 export { checkRelativeName, openKernelFile, type OpenedFile } from './files/safe-files';
 /** Asset tags and handles in code (the execute pipeline's resolve step). */

@@ -65,7 +65,10 @@ export const publishersConfigSchema = z
         account_url: z.string().url().optional(),
         container: z.string().min(3).max(63).default('stoa-exports'),
       })
-      .refine((b) => b.connection_string || b.account_url, 'set connection_string, or account_url (managed identity / DefaultAzureCredential)')
+      .refine(
+        (b) => b.connection_string || b.account_url,
+        'set connection_string, or account_url (managed identity / DefaultAzureCredential)',
+      )
       .optional(),
     servers: z.array(serverPublisherSchema).default([]),
   })

@@ -15,7 +15,14 @@ export class TransferModule {
       module: TransferModule,
       global: true,
       imports: [TypeOrmModule.forFeature([ArtifactEntity, TransferEntity])],
-      providers: [{ provide: TRANSFER_SETTINGS, useValue: settings }, ...extra, TransferRuntime, TransferLog, SendService, ReceiveService],
+      providers: [
+        { provide: TRANSFER_SETTINGS, useValue: settings },
+        ...extra,
+        TransferRuntime,
+        TransferLog,
+        SendService,
+        ReceiveService,
+      ],
       exports: [TransferRuntime, TransferLog, SendService, ReceiveService],
     };
   }

@@ -39,12 +39,24 @@ export class TransferRuntime implements OnModuleInit, OnApplicationShutdown {
     if (this.blob) this.destinations.push({ kind: 'blob', name: 'blob', store: this.blob });
     for (const peer of s.peers) {
       if (this.destinations.some((d) => d.name === peer.name)) continue; // registered publishers win (reference §6.2)
-      this.destinations.push({ kind: 'peer', name: peer.name, peer, credentials: peerCredentials(peer, s.ownAudiences) });
+      this.destinations.push({
+        kind: 'peer',
+        name: peer.name,
+        peer,
+        credentials: peerCredentials(peer, s.ownAudiences),
+      });
     }
-    this.handles = new HandleStore({ dir: join(s.dataDir, 'handles'), ttlMs: c.handles.ttl_hours * 3_600_000, maxBytes: c.handles.max_bytes, maxBytesPerOwner: c.handles.max_bytes_per_owner, maxCountPerOwner: c.handles.max_count_per_owner });
+    this.handles = new HandleStore({
+      dir: join(s.dataDir, 'handles'),
+      ttlMs: c.handles.ttl_hours * 3_600_000,
+      maxBytes: c.handles.max_bytes,
+      maxBytesPerOwner: c.handles.max_bytes_per_owner,
+      maxCountPerOwner: c.handles.max_count_per_owner,
+    });
     const configured = [join(s.dataDir, 'datasets'), ...c.assets.roots.map((r) => resolve(r))];
     this.assets = new AssetResolver({
-      roots: () => [...configured, ...(this.catalog?.roots() ?? [])].map(realpathOrUndefined).filter((r): r is string => !!r),
+      roots: () =>
+        [...configured, ...(this.catalog?.roots() ?? [])].map(realpathOrUndefined).filter((r): r is string => !!r),
       blobs: () => [this.blob, this.catalogBlob].filter((b): b is BlobStore => !!b),
       resolveId: this.catalog ? (id) => this.catalog!.storageUri(id) : undefined,
       maxBytes: c.assets.max_bytes,

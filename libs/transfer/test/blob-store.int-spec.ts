@@ -65,14 +65,21 @@ describe('BlobStore against Azurite', () => {
   });
 
   it('downloads in parallel ranges when the blob exceeds max_single_get', async () => {
-    const ranged = new BlobStore({ connection_string: azurite.connectionString, max_single_get: MiB, chunk_size: MiB, max_concurrency: 3 });
+    const ranged = new BlobStore({
+      connection_string: azurite.connectionString,
+      max_single_get: MiB,
+      chunk_size: MiB,
+      max_concurrency: 3,
+    });
     await store.upload(source, 'session-3/ranged.bin');
     const gets = vi.spyOn(BlobClient.prototype, 'download');
     const bytes = await ranged.download(`az://devstoreaccount1/${CONTAINER}/session-3/ranged.bin`, dest('ranged.bin'));
     expect(bytes).toBe(payload.length);
     expect(readFileSync(dest('ranged.bin')).equals(payload)).toBe(true);
     // Six 1 MiB ranges, requested in order (each worker takes the next index before it awaits).
-    expect(gets.mock.calls.map((c) => [c[0], c[1]])).toEqual([0, 1, 2, 3, 4, 5].map((i) => [i * MiB, Math.min(MiB, payload.length - i * MiB)]));
+    expect(gets.mock.calls.map((c) => [c[0], c[1]])).toEqual(
+      [0, 1, 2, 3, 4, 5].map((i) => [i * MiB, Math.min(MiB, payload.length - i * MiB)]),
+    );
     gets.mockRestore();
   });
 
@@ -86,33 +93,52 @@ describe('BlobStore against Azurite', () => {
   });
 
   it('refuses a blob in another storage account', async () => {
-    const err = await store.download(`az://otheraccount/${CONTAINER}/session-1/data.csv`, dest('other.bin')).catch((e: unknown) => e);
+    const err = await store
+      .download(`az://otheraccount/${CONTAINER}/session-1/data.csv`, dest('other.bin'))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BlobAccessError);
-    expect((err as Error).message).toContain("is in storage account 'otheraccount', but this server holds credentials only for 'devstoreaccount1'");
-    const https = await store.download('https://otheraccount.blob.core.windows.net/c/p.bin', dest('other.bin')).catch((e: unknown) => e);
+    expect((err as Error).message).toContain(
+      "is in storage account 'otheraccount', but this server holds credentials only for 'devstoreaccount1'",
+    );
+    const https = await store
+      .download('https://otheraccount.blob.core.windows.net/c/p.bin', dest('other.bin'))
+      .catch((e: unknown) => e);
     expect(https).toBeInstanceOf(BlobAccessError);
   });
 
   it('reports a missing blob as not found and leaves no partial file', async () => {
-    const err = await store.download(`az://devstoreaccount1/${CONTAINER}/nope/missing.bin`, dest('missing.bin')).catch((e: unknown) => e);
+    const err = await store
+      .download(`az://devstoreaccount1/${CONTAINER}/nope/missing.bin`, dest('missing.bin'))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NotFoundError);
-    expect((err as Error).message).toBe(`Blob 'nope/missing.bin' not found in container '${CONTAINER}' of storage account 'devstoreaccount1'. Check the path (blob names are case-sensitive).`);
+    expect((err as Error).message).toBe(
+      `Blob 'nope/missing.bin' not found in container '${CONTAINER}' of storage account 'devstoreaccount1'. Check the path (blob names are case-sensitive).`,
+    );
     expect(readdirSync(dir).filter((f) => f.includes('missing'))).toEqual([]);
   });
 
   it('reports a missing container as not found, on download and on upload', async () => {
-    const down = await store.download('az://devstoreaccount1/no-such-container/a.bin', dest('a.bin')).catch((e: unknown) => e);
+    const down = await store
+      .download('az://devstoreaccount1/no-such-container/a.bin', dest('a.bin'))
+      .catch((e: unknown) => e);
     expect(down).toBeInstanceOf(NotFoundError);
-    expect((down as Error).message).toContain("Container 'no-such-container' does not exist in storage account 'devstoreaccount1'");
+    expect((down as Error).message).toContain(
+      "Container 'no-such-container' does not exist in storage account 'devstoreaccount1'",
+    );
     const up = await store.upload(source, 'a.bin', 'no-such-container').catch((e: unknown) => e);
     expect(up).toBeInstanceOf(NotFoundError);
     expect((up as Error).message).toContain("Container 'no-such-container' does not exist");
   });
 
   it('reports storage refusing the credentials as an access error', async () => {
-    const wrongKey = azurite.connectionString.replace(/AccountKey=[^;]+/, `AccountKey=${randomBytes(64).toString('base64')}`);
+    const wrongKey = azurite.connectionString.replace(
+      /AccountKey=[^;]+/,
+      `AccountKey=${randomBytes(64).toString('base64')}`,
+    );
     const denied = new BlobStore({ connection_string: wrongKey, container: CONTAINER });
-    const err = await denied.download(`az://devstoreaccount1/${CONTAINER}/session-1/data.csv`, dest('denied.bin')).catch((e: unknown) => e);
+    const err = await denied
+      .download(`az://devstoreaccount1/${CONTAINER}/session-1/data.csv`, dest('denied.bin'))
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BlobAccessError);
     expect((err as Error).message).toContain("Storage account 'devstoreaccount1' refused to let this server download");
   });
@@ -131,17 +157,29 @@ describe('BlobStore against Azurite', () => {
   });
 
   it('parses the abfss, https and az forms and explains malformed ones', () => {
-    expect(parseBlobUri('abfss://data@acct.dfs.core.windows.net/raw/file.parquet')).toEqual({ account: 'acct', container: 'data', path: 'raw/file.parquet' });
-    expect(parseBlobUri('https://acct.dfs.core.windows.net/data/raw/f.csv?sv=secret')).toEqual({ account: 'acct', container: 'data', path: 'raw/f.csv' });
+    expect(parseBlobUri('abfss://data@acct.dfs.core.windows.net/raw/file.parquet')).toEqual({
+      account: 'acct',
+      container: 'data',
+      path: 'raw/file.parquet',
+    });
+    expect(parseBlobUri('https://acct.dfs.core.windows.net/data/raw/f.csv?sv=secret')).toEqual({
+      account: 'acct',
+      container: 'data',
+      path: 'raw/f.csv',
+    });
     expect(parseBlobUri('az://acct/data/f.csv')).toEqual({ account: 'acct', container: 'data', path: 'f.csv' });
     expect(() => parseBlobUri('az://acct/data')).toThrow(InvalidInputError);
-    expect(() => parseBlobUri('az://acct/data')).toThrow(/^Malformed blob URI 'az:\/\/acct\/data'\. Expected az:\/\/account\/container\/path/);
+    expect(() => parseBlobUri('az://acct/data')).toThrow(
+      /^Malformed blob URI 'az:\/\/acct\/data'\. Expected az:\/\/account\/container\/path/,
+    );
     expect(() => parseBlobUri('abfss://acct.dfs.core.windows.net/raw')).toThrow(InvalidInputError);
   });
 
   it('says which forms it accepts when given something else', async () => {
     const err = await store.download('https://example.com/data/file.csv', dest('x.bin')).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidInputError);
-    expect((err as Error).message).toMatch(/^'https:\/\/example\.com\/data\/file\.csv' is not a blob URI\. Expected az:/);
+    expect((err as Error).message).toMatch(
+      /^'https:\/\/example\.com\/data\/file\.csv' is not a blob URI\. Expected az:/,
+    );
   });
 });

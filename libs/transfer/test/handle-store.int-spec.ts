@@ -11,7 +11,14 @@ function setup(over: Partial<ConstructorParameters<typeof HandleStore>[0]> = {})
   const dirs = kernelDirs(join(data, 'sessions', 'k-test'), undefined);
   prepareDirs(dirs);
   mkdirSync(stashDir(dirs), { recursive: true });
-  const store = new HandleStore({ dir: join(data, 'handles'), ttlMs: 60_000, maxBytes: 1000, maxBytesPerOwner: 10_000, maxCountPerOwner: 3, ...over });
+  const store = new HandleStore({
+    dir: join(data, 'handles'),
+    ttlMs: 60_000,
+    maxBytes: 1000,
+    maxBytesPerOwner: 10_000,
+    maxCountPerOwner: 3,
+    ...over,
+  });
   return { dirs, store };
 }
 
@@ -25,7 +32,11 @@ describe('HandleStore', () => {
     const { dirs, store } = setup();
     stash(dirs, 'h_0123456789ab');
     await store.ingest('alice@t', dirs, ['h_0123456789ab']);
-    expect(await store.lookup('alice@t', 'h_0123456789ab')).toMatchObject({ serializer: 'cloudpickle', size: 10, type: 'dict' });
+    expect(await store.lookup('alice@t', 'h_0123456789ab')).toMatchObject({
+      serializer: 'cloudpickle',
+      size: 10,
+      type: 'dict',
+    });
     expect(await store.lookup('bob@t', 'h_0123456789ab')).toBeUndefined();
     expect(await store.lookup('alice@t', 'h_ffffffffffff')).toBeUndefined();
     const copy = await store.provide((await store.lookup('alice@t', 'h_0123456789ab'))!, 'h_0123456789ab', dirs);

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { defineTool, ToolFailure, type ToolDefinition } from '@stoa/mcp';
-import { planInputSchema, searchInputSchema, StateGraph, ToolSearch, type DomainCatalog, type SearchConfig } from '@stoa/tools';
+import {
+  planInputSchema,
+  searchInputSchema,
+  StateGraph,
+  ToolSearch,
+  type DomainCatalog,
+  type SearchConfig,
+} from '@stoa/tools';
 
 /** search / load_skill / plan tools, each registered only when the catalog has what it needs (reference §1.1). */
 export function domainTools(name: string, catalog: DomainCatalog, limits?: SearchConfig): ToolDefinition[] {
@@ -18,7 +25,13 @@ export function domainTools(name: string, catalog: DomainCatalog, limits?: Searc
           "Narrow with category='tools' or category='skills'; an empty query with top=999 lists the full catalog.",
         input: searchInputSchema,
         annotations: { readOnlyHint: true, openWorldHint: false },
-        handler: (a) => Promise.resolve(search.answer(a, `No tools or skills matched '${a.query}'. Broaden or rephrase the query, or pass an empty string with top=999 to list the full catalog.`)),
+        handler: (a) =>
+          Promise.resolve(
+            search.answer(
+              a,
+              `No tools or skills matched '${a.query}'. Broaden or rephrase the query, or pass an empty string with top=999 to list the full catalog.`,
+            ),
+          ),
       }),
     );
   }
@@ -32,7 +45,14 @@ export function domainTools(name: string, catalog: DomainCatalog, limits?: Searc
         annotations: { readOnlyHint: true, openWorldHint: false },
         handler: ({ skill_name }) => {
           const skill = byName.get(skill_name);
-          return Promise.resolve(skill ? skill.content : new ToolFailure({ error: `Skill '${skill_name}' not found.`, available_skills: [...byName.keys()].sort() }));
+          return Promise.resolve(
+            skill
+              ? skill.content
+              : new ToolFailure({
+                  error: `Skill '${skill_name}' not found.`,
+                  available_skills: [...byName.keys()].sort(),
+                }),
+          );
         },
       }),
     );

@@ -34,17 +34,28 @@ export function executeDescription(o: ExecuteToolOptions): string {
   return [o.description, usage, o.disallowed, o.catalogue].filter(Boolean).join('\n\n');
 }
 
-const sessionIdSchema = z.string().nullable().default(null).describe('session_id from an earlier result, to continue that session');
+const sessionIdSchema = z
+  .string()
+  .nullable()
+  .default(null)
+  .describe('session_id from an earlier result, to continue that session');
 
 /** `execute_{name}_code(code, description, timeout, execution_session_id)`. */
-export function executeTool(o: ExecuteToolOptions, execution: ExecutionService, jobs: JobService, tasks: JobTasks): ToolDefinition {
+export function executeTool(
+  o: ExecuteToolOptions,
+  execution: ExecutionService,
+  jobs: JobService,
+  tasks: JobTasks,
+): ToolDefinition {
   return defineTool({
     name: `execute_${o.name}_code`,
     description: executeDescription(o),
     input: z.object({
       code: z.string().describe('Python code to execute'),
       description: z.string().default('').describe('What this code does'),
-      timeout: integer().default(o.defaultTimeout).describe(`Seconds before the run is interrupted (max ${o.maxTimeout}); variables survive an interrupt`),
+      timeout: integer()
+        .default(o.defaultTimeout)
+        .describe(`Seconds before the run is interrupted (max ${o.maxTimeout}); variables survive an interrupt`),
       execution_session_id: o.sessionHeader
         ? sessionIdSchema.meta({ 'x-mcp-header': 'Execution-Session-Id' })
         : sessionIdSchema,
@@ -54,9 +65,15 @@ export function executeTool(o: ExecuteToolOptions, execution: ExecutionService, 
       try {
         const progress = ctx.progress ? progressReporter(ctx.progress) : undefined;
         try {
-          const result = await execution.execute(ctx.principal, args, { transportSessionId: ctx.transportSessionId, onOutput: progress?.push, signal: ctx.signal, policy: ctx.functionPolicy });
+          const result = await execution.execute(ctx.principal, args, {
+            transportSessionId: ctx.transportSessionId,
+            onOutput: progress?.push,
+            signal: ctx.signal,
+            policy: ctx.functionPolicy,
+          });
           // A client that declared the Tasks extension gets long work as an MCP task (task id = job id).
-          if (ctx.tasksSupported && 'job_id' in result) return new TaskCreated(tasks.view(await jobs.getJob(ctx.principal, result.job_id)));
+          if (ctx.tasksSupported && 'job_id' in result)
+            return new TaskCreated(tasks.view(await jobs.getJob(ctx.principal, result.job_id)));
           return result;
         } finally {
           await progress?.flush();
@@ -65,7 +82,17 @@ export function executeTool(o: ExecuteToolOptions, execution: ExecutionService, 
         // The reference answers handler errors with the full result shape (its 429 payload stays as is), flagged
         // isError: the tool failed (unknown session, refused argument), not the user's code.
         if (!isAppError(err) || err instanceof SessionLimitError) throw err;
-        return new ToolFailure({ description: args.description, stdout: '', stderr: '', execution_time: 0, success: false, error: err.message, tool_calls: [], displays: [], artifacts: [] });
+        return new ToolFailure({
+          description: args.description,
+          stdout: '',
+          stderr: '',
+          execution_time: 0,
+          success: false,
+          error: err.message,
+          tool_calls: [],
+          displays: [],
+          artifacts: [],
+        });
       }
     },
   });

@@ -35,7 +35,13 @@ export function checkJobPayload(job: JobRecord): Record<string, unknown> {
 }
 
 /** `{name}_check_batch` payload (reference §5.4), readable until retention ends. */
-export function batchPayload(batchId: string, parentSessionId: string, resultVariable: string, jobs: JobRecord[], forcePartial = false): Record<string, unknown> {
+export function batchPayload(
+  batchId: string,
+  parentSessionId: string,
+  resultVariable: string,
+  jobs: JobRecord[],
+  forcePartial = false,
+): Record<string, unknown> {
   const running = jobs.filter((j) => !isTerminal(j.status)).length;
   const failed = jobs.filter((j) => j.status === JobStatus.failed || j.status === JobStatus.cancelled).length;
   const completed = jobs.filter((j) => j.status === JobStatus.completed).length;
@@ -48,15 +54,32 @@ export function batchPayload(batchId: string, parentSessionId: string, resultVar
     running,
     failed,
     jobs: jobs.map((j) => {
-      const item: Record<string, unknown> = { job_id: j.id, session_id: j.sessionId, status: j.status === JobStatus.queued ? JobStatus.running : j.status, input_index: j.inputIndex };
+      const item: Record<string, unknown> = {
+        job_id: j.id,
+        session_id: j.sessionId,
+        status: j.status === JobStatus.queued ? JobStatus.running : j.status,
+        input_index: j.inputIndex,
+      };
       if (!isTerminal(j.status)) return { ...item, elapsed_seconds: j.startedAt ? elapsed(j) : 0 };
-      return { ...item, result_variable: resultVariable, result: j.payload ?? null, ...(j.result ? { execution: j.result } : {}), ...(j.error && !j.result ? { error: j.error } : {}) };
+      return {
+        ...item,
+        result_variable: resultVariable,
+        result: j.payload ?? null,
+        ...(j.result ? { execution: j.result } : {}),
+        ...(j.error && !j.result ? { error: j.error } : {}),
+      };
     }),
   };
 }
 
 /** check_job and the three parallel tools. */
-export function jobTools(name: string, jobs: JobService, sessions: SessionService, execution: ExecutionService, limits: { maxTimeout: number; maxInputs: number }): ToolDefinition[] {
+export function jobTools(
+  name: string,
+  jobs: JobService,
+  sessions: SessionService,
+  execution: ExecutionService,
+  limits: { maxTimeout: number; maxInputs: number },
+): ToolDefinition[] {
   const { maxTimeout, maxInputs } = limits;
   const batchView = async (principal: Principal, batchId: string, forcePartial = false) => {
     const { batch, jobs: items } = await jobs.getBatch(principal, batchId);
@@ -74,11 +97,13 @@ export function jobTools(name: string, jobs: JobService, sessions: SessionServic
     defineTool({
       name: `${name}_parallel_execute`,
       description:
-        'Execute the same code template across multiple input dictionaries in parallel: each input\'s keys become variables, ' +
+        "Execute the same code template across multiple input dictionaries in parallel: each input's keys become variables, " +
         `each item runs in a fresh kernel and result_variable is collected. Returns a batch_id for ${name}_check_batch / ${name}_cancel_batch (timeout per item, max ${maxTimeout}s).`,
       input: z.object({
         code: z.string().describe('Code template run once per input'),
-        inputs: z.array(z.record(z.string(), z.unknown())).describe(`Non-empty list of at most ${maxInputs} dicts; keys must be Python identifiers`),
+        inputs: z
+          .array(z.record(z.string(), z.unknown()))
+          .describe(`Non-empty list of at most ${maxInputs} dicts; keys must be Python identifiers`),
         timeout: integer().default(3600).describe('Seconds per item'),
         result_variable: z.string().default('result').describe('Variable collected from each item (empty: none)'),
       }),
@@ -88,15 +113,36 @@ export function jobTools(name: string, jobs: JobService, sessions: SessionServic
         // A 2025-era client's batch belongs to its MCP session; a stateless call gets a parent id without a
         // live session, so batches never fill the session cap.
         const parentId = ctx.transportSessionId
-          ? (await execution.resolveSession(ctx.principal, { code: '' }, { transportSessionId: ctx.transportSessionId })).record.id
+          ? (
+              await execution.resolveSession(
+                ctx.principal,
+                { code: '' },
+                { transportSessionId: ctx.transportSessionId },
+              )
+            ).record.id
           : sessions.ids.mint();
         const items = codes.map((itemCode) => {
           const sessionId = sessions.ids.mint();
-          const data: BatchItemData = { owner: ctx.principal.id, sessionId, code: itemCode, timeoutS, resultVariable: result_variable, policy: ctx.functionPolicy };
+          const data: BatchItemData = {
+            owner: ctx.principal.id,
+            sessionId,
+            code: itemCode,
+            timeoutS,
+            resultVariable: result_variable,
+            policy: ctx.functionPolicy,
+          };
           return { sessionId, data };
         });
         const { batch, jobs: created } = await jobs.createBatch(ctx.principal.id, parentId, result_variable, items);
-        return { batch_id: batch.id, jobs: created.map((j) => ({ job_id: j.id, session_id: j.sessionId, status: 'running', input_index: j.inputIndex })) };
+        return {
+          batch_id: batch.id,
+          jobs: created.map((j) => ({
+            job_id: j.id,
+            session_id: j.sessionId,
+            status: 'running',
+            input_index: j.inputIndex,
+          })),
+        };
       },
     }),
     defineTool({

@@ -61,7 +61,8 @@ export function sessionTools(name: string, sessions: SessionService, execution: 
         try {
           return Promise.resolve({ success: true, session: info(owned(ctx.principal, session_id), Date.now()) });
         } catch (err) {
-          if (err instanceof SessionNotFoundError) return Promise.resolve(new ToolFailure({ success: false, error: `Session not found: ${err.message}` }));
+          if (err instanceof SessionNotFoundError)
+            return Promise.resolve(new ToolFailure({ success: false, error: `Session not found: ${err.message}` }));
           throw err;
         }
       },
@@ -72,8 +73,13 @@ export function sessionTools(name: string, sessions: SessionService, execution: 
       input: idArg,
       annotations: { destructiveHint: true, idempotentHint: true },
       handler: async ({ session_id }, ctx) => {
-        if (!(await sessions.close(ctx.principal, session_id))) throw new SessionNotFoundError(session_id, sessions.countLive(ctx.principal));
-        return { success: true, message: `Session ${session_id} closed successfully`, remaining_sessions: sessions.countLive(ctx.principal) };
+        if (!(await sessions.close(ctx.principal, session_id)))
+          throw new SessionNotFoundError(session_id, sessions.countLive(ctx.principal));
+        return {
+          success: true,
+          message: `Session ${session_id} closed successfully`,
+          remaining_sessions: sessions.countLive(ctx.principal),
+        };
       },
     }),
     defineTool({

@@ -17,7 +17,13 @@ export interface ConnectorIdentity {
 export function connectorIdentity(auth: AuthConfig): ConnectorIdentity {
   if (auth.mode === 'noop') return { mode: 'noop', audiences: [] };
   const s = entraSettings(auth);
-  return { mode: 'entra', audiences: s.audiences, tenantId: s.tenantId, clientId: s.clientId, authority: auth.authority.replace(/\/+$/, '') };
+  return {
+    mode: 'entra',
+    audiences: s.audiences,
+    tenantId: s.tenantId,
+    clientId: s.clientId,
+    authority: auth.authority.replace(/\/+$/, ''),
+  };
 }
 
 /**
@@ -25,11 +31,22 @@ export function connectorIdentity(auth: AuthConfig): ConnectorIdentity {
  * upstream is the connector's own audience (or the connector runs no-op auth), else on-behalf-of with the
  * connector's app registration as defaults. Throws a ConfigError naming what on-behalf-of still needs.
  */
-export function resolveUpstreamAuth(upstream: string, auth: UpstreamAuthConfig, id: ConnectorIdentity): ResolvedUpstreamAuth {
+export function resolveUpstreamAuth(
+  upstream: string,
+  auth: UpstreamAuthConfig,
+  id: ConnectorIdentity,
+): ResolvedUpstreamAuth {
   if (auth.mode !== 'caller') return auth;
-  if (id.mode === 'noop' || !auth.audience || id.audiences.includes(auth.audience)) return { mode: 'passthrough', ...(auth.audience ? { audience: auth.audience } : {}) };
+  if (id.mode === 'noop' || !auth.audience || id.audiences.includes(auth.audience))
+    return { mode: 'passthrough', ...(auth.audience ? { audience: auth.audience } : {}) };
   const b = auth.block;
-  const parsed = upstreamAuthSchema.safeParse({ ...b, mode: 'obo', tenant_id: b.tenant_id ?? id.tenantId, client_id: b.client_id ?? id.clientId, authority: b.authority ?? id.authority });
+  const parsed = upstreamAuthSchema.safeParse({
+    ...b,
+    mode: 'obo',
+    tenant_id: b.tenant_id ?? id.tenantId,
+    client_id: b.client_id ?? id.clientId,
+    authority: b.authority ?? id.authority,
+  });
   if (parsed.success) return parsed.data as ResolvedUpstreamAuth;
   throw new ConfigError(`upstream "${upstream}"`, [
     `auth.audience '${auth.audience}' is not this connector's own (${id.audiences.map((a) => `'${a}'`).join(', ')}), so with no auth.mode written each caller's identity goes there by on-behalf-of, which still needs:`,
@@ -41,7 +58,11 @@ export function resolveUpstreamAuth(upstream: string, auth: UpstreamAuthConfig, 
  * `none` and `client_credentials` make every caller one upstream principal. Beside Entra auth that is refused
  * unless `shared_identity_acknowledged: true` says so; otherwise it is allowed with a notice logged at start.
  */
-export function sharedIdentityCheck(upstream: string, auth: ResolvedUpstreamAuth, id: ConnectorIdentity): { refusal?: string; notice?: string } {
+export function sharedIdentityCheck(
+  upstream: string,
+  auth: ResolvedUpstreamAuth,
+  id: ConnectorIdentity,
+): { refusal?: string; notice?: string } {
   if (auth.mode !== 'none' && auth.mode !== 'client_credentials') return {};
   const how = auth.mode === 'none' ? 'sends no token' : `sends one app token (client ${auth.clientId})`;
   const shared = `auth.mode: ${auth.mode} ${how}, so every caller reaches upstream "${upstream}" as one and the same identity: callers can list and resume each other's sessions there.`;

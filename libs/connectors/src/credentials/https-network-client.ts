@@ -18,7 +18,10 @@ export function httpsNetworkClient(options: HttpsNetworkClientOptions): INetwork
   const send = <T>(method: 'GET' | 'POST', url: string, opts?: NetworkRequestOptions, timeout?: number) =>
     new Promise<NetworkResponse<T>>((resolve, reject) => {
       const body = method === 'POST' ? (opts?.body ?? '') : undefined;
-      const headers = { ...opts?.headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) };
+      const headers = {
+        ...opts?.headers,
+        ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}),
+      };
       const req = request(url, { method, headers, ca, timeout: timeout ?? timeoutMs }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -26,9 +29,19 @@ export function httpsNetworkClient(options: HttpsNetworkClientOptions): INetwork
         res.on('end', () => {
           const status = res.statusCode ?? 0;
           try {
-            resolve({ status, headers: flatten(res.headers), body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as T });
+            resolve({
+              status,
+              headers: flatten(res.headers),
+              body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as T,
+            });
           } catch {
-            reject(new AuthError('token_parsing_error', '', `${new URL(url).origin} answered HTTP ${status} with a body that is not JSON`));
+            reject(
+              new AuthError(
+                'token_parsing_error',
+                '',
+                `${new URL(url).origin} answered HTTP ${status} with a body that is not JSON`,
+              ),
+            );
           }
         });
       });

@@ -30,7 +30,10 @@ const rawSchema = z
     /** Prefer `client_secret_env`: secrets in YAML end up in backups and diffs. */
     client_secret: z.string().min(1).optional(),
     /** Environment variable holding the client secret; default UPSTREAM_CLIENT_SECRET. */
-    client_secret_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').optional(),
+    client_secret_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')
+      .optional(),
     /** Authority host (sovereign clouds, tests); default login.microsoftonline.com (the connector's own when mode is unset). */
     authority: z.url({ protocol: /^https$/ }).optional(),
     /** `none` / `client_credentials` make every caller one upstream principal: beside Entra auth only with this set. */
@@ -88,23 +91,41 @@ export const upstreamAuthSchema = rawSchema.prefault({}).transform((a, ctx): Ups
   }
   if (a.mode === 'none') return { mode: 'none', ...ack };
   if (a.mode === 'passthrough') return { mode: 'passthrough', ...(a.audience ? { audience: a.audience } : {}) };
-  if (!a.audience) issue('audience', `required when mode is ${a.mode}: the upstream's app id URI or client id (the \`aud\` its tokens must carry)`);
+  if (!a.audience)
+    issue(
+      'audience',
+      `required when mode is ${a.mode}: the upstream's app id URI or client id (the \`aud\` its tokens must carry)`,
+    );
 
   for (const key of ['tenant_id', 'client_id'] as const) {
-    if (!a[key]) issue(key, `required when mode is ${a.mode}: the ${key === 'tenant_id' ? 'tenant' : 'application (client) id'} of the router's own app registration`);
+    if (!a[key])
+      issue(
+        key,
+        `required when mode is ${a.mode}: the ${key === 'tenant_id' ? 'tenant' : 'application (client) id'} of the router's own app registration`,
+      );
   }
   if (a.tenant_id && TENANT_ALIASES.has(a.tenant_id.toLowerCase())) {
-    issue('tenant_id', `must be the router's tenant id or domain, not '${a.tenant_id}': ${a.mode} tokens are issued by a specific tenant`);
+    issue(
+      'tenant_id',
+      `must be the router's tenant id or domain, not '${a.tenant_id}': ${a.mode} tokens are issued by a specific tenant`,
+    );
   }
-  if (a.client_secret && a.client_secret_env) issue('client_secret', 'set either client_secret or client_secret_env, not both');
+  if (a.client_secret && a.client_secret_env)
+    issue('client_secret', 'set either client_secret or client_secret_env, not both');
   const secretEnv = a.client_secret_env ?? DEFAULT_SECRET_ENV;
   const secret = a.client_secret ?? readEnv(secretEnv);
   if (!secret) {
-    issue('client_secret', `required when mode is ${a.mode}: set the environment variable ${secretEnv} (or name another one with client_secret_env, or set client_secret)`);
+    issue(
+      'client_secret',
+      `required when mode is ${a.mode}: set the environment variable ${secretEnv} (or name another one with client_secret_env, or set client_secret)`,
+    );
   }
   const scopes = a.scopes ?? (a.audience ? [`${a.audience.replace(/\/+$/, '')}/.default`] : []);
   if (a.mode === 'client_credentials' && scopes.some((s) => !s.endsWith('/.default'))) {
-    issue('scopes', 'client_credentials needs `{audience}/.default` scopes: app tokens carry app roles, not delegated scopes');
+    issue(
+      'scopes',
+      'client_credentials needs `{audience}/.default` scopes: app tokens carry app roles, not delegated scopes',
+    );
   }
   if (!a.audience || !a.tenant_id || !a.client_id || !secret || ctx.issues.length) return z.NEVER;
   return {

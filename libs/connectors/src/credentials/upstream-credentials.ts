@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { AuthError, ConfidentialClientApplication, type AuthenticationResult, type INetworkModule } from '@azure/msal-node';
+import {
+  AuthError,
+  ConfidentialClientApplication,
+  type AuthenticationResult,
+  type INetworkModule,
+} from '@azure/msal-node';
 import { ConfigError } from '@stoa/config';
 import { noopToken } from '@stoa/auth';
 import type { Principal } from '@stoa/core';
@@ -55,7 +60,10 @@ export class UpstreamCredentials {
     const shared = sharedIdentityCheck(upstream, this.config, options.connector);
     this.problem = passthroughProblem(this.config, options.connector) ?? shared.refusal;
     if (shared.notice) this.logger.warn({ upstream }, shared.notice);
-    this.msal = this.config.mode === 'obo' || this.config.mode === 'client_credentials' ? createMsal(this.config, options) : undefined;
+    this.msal =
+      this.config.mode === 'obo' || this.config.mode === 'client_credentials'
+        ? createMsal(this.config, options)
+        : undefined;
   }
 
   /** The mode in effect (`caller` blocks resolved to passthrough or obo). */
@@ -79,26 +87,38 @@ export class UpstreamCredentials {
         if (principal.token) return `Bearer ${principal.token}`;
         // No-op auth: a caller without a token is still this one principal upstream, never a shared default.
         if (this.noopCallers && principal.source === 'noop') return `Bearer ${noopToken(principal)}`;
-        throw this.identityError('forwards the caller\'s bearer token (mode passthrough)', principal);
+        throw this.identityError("forwards the caller's bearer token (mode passthrough)", principal);
       case 'obo':
         return this.onBehalfOf(principal, c);
       case 'client_credentials':
-        return this.cache.get(`app ${c.audience}`, () => this.acquire(c, (msal) => msal.acquireTokenByClientCredential({ scopes: c.scopes, skipCache: true })));
+        return this.cache.get(`app ${c.audience}`, () =>
+          this.acquire(c, (msal) => msal.acquireTokenByClientCredential({ scopes: c.scopes, skipCache: true })),
+        );
     }
   }
 
   private async onBehalfOf(principal: Principal, c: ConfidentialAuth): Promise<string> {
     const assertion = principal.token;
-    if (!assertion) throw this.identityError('exchanges the caller\'s token for one issued to the upstream (mode obo)', principal);
+    if (!assertion)
+      throw this.identityError("exchanges the caller's token for one issued to the upstream (mode obo)", principal);
     if (principal.scopes.length === 0) throw this.appOnlyError();
     // Verified Entra identities share a token across their requests; unverified ones (no-op auth) only per exact token.
-    const who = principal.source === 'entra' ? principal.id : createHash('sha256').update(assertion).digest('base64url');
+    const who =
+      principal.source === 'entra' ? principal.id : createHash('sha256').update(assertion).digest('base64url');
     return this.cache.get(`${who} ${c.audience}`, () =>
-      this.acquire(c, (msal) => msal.acquireTokenOnBehalfOf({ oboAssertion: assertion, scopes: c.scopes, skipCache: true }), assertion),
+      this.acquire(
+        c,
+        (msal) => msal.acquireTokenOnBehalfOf({ oboAssertion: assertion, scopes: c.scopes, skipCache: true }),
+        assertion,
+      ),
     );
   }
 
-  private async acquire(c: ConfidentialAuth, call: (msal: ConfidentialClientApplication) => Promise<AuthenticationResult | null>, assertion?: string): Promise<IssuedToken> {
+  private async acquire(
+    c: ConfidentialAuth,
+    call: (msal: ConfidentialClientApplication) => Promise<AuthenticationResult | null>,
+    assertion?: string,
+  ): Promise<IssuedToken> {
     const msal = this.msal as ConfidentialClientApplication;
     let result: AuthenticationResult | null;
     try {
@@ -114,7 +134,11 @@ export class UpstreamCredentials {
     return { header: `Bearer ${result.accessToken}`, expiresAt: result.expiresOn?.getTime() };
   }
 
-  private tokenError(c: ConfidentialAuth, err: unknown, secrets: Array<string | undefined>): UpstreamTokenError | UpstreamIdentityError {
+  private tokenError(
+    c: ConfidentialAuth,
+    err: unknown,
+    secrets: Array<string | undefined>,
+  ): UpstreamTokenError | UpstreamIdentityError {
     const reason = redact(describe(err), secrets);
     const codes = [...new Set(reason.match(/AADSTS\d+/g) ?? [])];
     this.logger.warn({ upstream: this.upstream, mode: c.mode, codes }, 'upstream token request failed');
@@ -144,7 +168,8 @@ export class UpstreamCredentials {
 
 function passthroughProblem(config: ResolvedUpstreamAuth, id: ConnectorIdentity): string | undefined {
   // No-op auth has no audience of its own: any label is accepted (the tokens are unverified dev tokens).
-  if (config.mode !== 'passthrough' || id.mode === 'noop' || !config.audience || id.audiences.includes(config.audience)) return undefined;
+  if (config.mode !== 'passthrough' || id.mode === 'noop' || !config.audience || id.audiences.includes(config.audience))
+    return undefined;
   const ours = id.audiences.map((a) => `'${a}'`).join(', ');
   return (
     `auth.mode: passthrough would forward callers' tokens to audience '${config.audience}', which is not this router's own (${ours}). ` +
@@ -184,8 +209,9 @@ function redact(text: string, secrets: Array<string | undefined>): string {
 
 function hint(codes: string[], upstream: string): string {
   const has = (...c: string[]) => c.some((x) => codes.includes(`AADSTS${x}`));
-  if (has('7000215', '7000222', '7000218', '700016')) return `Check client_id and the client secret (client_secret_env) in the auth block of upstream "${upstream}".`;
-  if (has('65001')) return 'Grant the router\'s app registration consent to the upstream\'s API.';
-  if (has('50013', '500133')) return 'The caller\'s token was refused as an on-behalf-of assertion; sign in again.';
-  return 'Retry later; if it keeps failing, check the auth settings of this upstream and the router\'s API permissions.';
+  if (has('7000215', '7000222', '7000218', '700016'))
+    return `Check client_id and the client secret (client_secret_env) in the auth block of upstream "${upstream}".`;
+  if (has('65001')) return "Grant the router's app registration consent to the upstream's API.";
+  if (has('50013', '500133')) return "The caller's token was refused as an on-behalf-of assertion; sign in again.";
+  return "Retry later; if it keeps failing, check the auth settings of this upstream and the router's API permissions.";
 }

@@ -8,7 +8,9 @@ describe('ArtifactLinks', () => {
 
   it('builds /artifacts/{session}/{expiry.mac}/{name} under the public URL', () => {
     const { url, expires_at } = links.create('s-1', 'alice@t', 'dir/a b.csv', now);
-    expect(url).toMatch(/^https:\/\/stoa\.example\.com\/artifacts\/s-1\/[0-9a-z]+\.[A-Za-z0-9_-]{32}\/dir\/a%20b\.csv$/);
+    expect(url).toMatch(
+      /^https:\/\/stoa\.example\.com\/artifacts\/s-1\/[0-9a-z]+\.[A-Za-z0-9_-]{32}\/dir\/a%20b\.csv$/,
+    );
     expect(Date.parse(expires_at)).toBe(now + 60_000);
   });
 
@@ -20,7 +22,9 @@ describe('ArtifactLinks', () => {
     expect(links.verify('s-1', 'bob@t', 'a.csv', token, now)).toBe(false);
     expect(links.verify('s-1', 'alice@t', 'b.csv', token, now)).toBe(false);
     const [exp, mac] = token.split('.') as [string, string];
-    expect(links.verify('s-1', 'alice@t', 'a.csv', `${(parseInt(exp, 36) + 100).toString(36)}.${mac}`, now)).toBe(false);
+    expect(links.verify('s-1', 'alice@t', 'a.csv', `${(parseInt(exp, 36) + 100).toString(36)}.${mac}`, now)).toBe(
+      false,
+    );
     expect(links.verify('s-1', 'alice@t', 'a.csv', `${exp}.${mac.slice(0, 8)}`, now)).toBe(false); // short MACs never verify
     expect(links.verify('s-1', 'alice@t', 'a.csv', 'garbage', now)).toBe(false);
   });

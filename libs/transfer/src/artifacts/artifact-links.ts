@@ -24,7 +24,10 @@ export class ArtifactLinks {
     const expiry = Math.ceil((now + this.ttlMs) / 1000);
     const token = `${expiry.toString(36)}.${sign(this.key, payload(sessionId, owner, name, expiry), MAC_CHARS)}`;
     const path = name.split('/').map(encodeURIComponent).join('/');
-    return { url: `${this.baseUrl().replace(/\/+$/, '')}/artifacts/${encodeURIComponent(sessionId)}/${token}/${path}`, expires_at: new Date(expiry * 1000).toISOString() };
+    return {
+      url: `${this.baseUrl().replace(/\/+$/, '')}/artifacts/${encodeURIComponent(sessionId)}/${token}/${path}`,
+      expires_at: new Date(expiry * 1000).toISOString(),
+    };
   }
 
   /** True when `token` was made by {@link create} for exactly this session, owner and name and has not expired. */

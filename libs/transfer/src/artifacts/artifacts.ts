@@ -39,7 +39,10 @@ export async function snapshotOutputs(dirs: KernelDirs, dir = dirs.outputDir): P
       if (e.name.startsWith('.') || HIDDEN_PARTS.has(e.name)) continue;
       const rel = prefix ? `${prefix}/${e.name}` : e.name;
       if (e.isDirectory() && depth < 20) {
-        const sub = await open(`${here}/${e.name}`, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW).catch(() => undefined);
+        const sub = await open(
+          `${here}/${e.name}`,
+          constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW,
+        ).catch(() => undefined);
         if (!sub) continue;
         try {
           await walk(sub, rel, depth + 1);
@@ -88,7 +91,10 @@ function smallSnapshot(dirs: KernelDirs, dir: string): OutputSnapshot | undefine
 }
 
 /** Files new or changed since `before` (larger than 500 MiB skipped), sorted by name, and the snapshot they came from. */
-export async function changedArtifacts(dirs: KernelDirs, before: OutputSnapshot): Promise<{ artifacts: Artifact[]; after: OutputSnapshot }> {
+export async function changedArtifacts(
+  dirs: KernelDirs,
+  before: OutputSnapshot,
+): Promise<{ artifacts: Artifact[]; after: OutputSnapshot }> {
   const after = await snapshotOutputs(dirs);
   const out: Artifact[] = [];
   for (const [name, now] of after) {

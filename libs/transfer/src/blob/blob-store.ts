@@ -49,11 +49,23 @@ export class BlobStore {
     credential?: TokenCredential,
   ) {
     if (config.connection_string) this.service = BlobServiceClient.fromConnectionString(config.connection_string);
-    else if (config.account_url) this.service = new BlobServiceClient(config.account_url, credential ?? new DefaultAzureCredential());
-    else throw new ConfigError('blob storage', ['set connection_string, or account_url (managed identity / DefaultAzureCredential)']);
+    else if (config.account_url)
+      this.service = new BlobServiceClient(config.account_url, credential ?? new DefaultAzureCredential());
+    else
+      throw new ConfigError('blob storage', [
+        'set connection_string, or account_url (managed identity / DefaultAzureCredential)',
+      ]);
     // Only the tuning keys: the rest of the block (credentials, container) belongs to its own, strict schema.
-    const tuning = blobTuningSchema.safeParse({ max_concurrency: config.max_concurrency, chunk_size: config.chunk_size, max_single_get: config.max_single_get });
-    if (!tuning.success) throw new ConfigError('blob storage', tuning.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+    const tuning = blobTuningSchema.safeParse({
+      max_concurrency: config.max_concurrency,
+      chunk_size: config.chunk_size,
+      max_single_get: config.max_single_get,
+    });
+    if (!tuning.success)
+      throw new ConfigError(
+        'blob storage',
+        tuning.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`),
+      );
     this.tuning = tuning.data;
     this.accountUrl = this.service.url.replace(/\/+$/, '');
   }
@@ -91,9 +103,17 @@ export class BlobStore {
   }
 
   /** Uploads (overwriting) a local file as `blobName`; returns the blob's URL. */
-  async upload(source: string | FileHandle, blobName: string, container = this.config.container, options: { signal?: AbortSignal } = {}): Promise<string> {
+  async upload(
+    source: string | FileHandle,
+    blobName: string,
+    container = this.config.container,
+    options: { signal?: AbortSignal } = {},
+  ): Promise<string> {
     this.assertOpen();
-    if (!container) throw new InvalidInputError('No blob container given and none configured. Set the container in the blob storage config.');
+    if (!container)
+      throw new InvalidInputError(
+        'No blob container given and none configured. Set the container in the blob storage config.',
+      );
     if (!blobName) throw new InvalidInputError('A blob name is required.');
     // An already opened (checked) file is uploaded from its descriptor, never reopened by path.
     const handle = typeof source === 'string' ? await open(source, 'r').catch(() => undefined) : source;
@@ -132,7 +152,10 @@ export class BlobStore {
         await file.close();
       }
       await rename(tmp, destPath);
-      this.logger.log({ account: target.account, container: target.container, blob: target.path, bytes: size }, 'blob downloaded');
+      this.logger.log(
+        { account: target.account, container: target.container, blob: target.path, bytes: size },
+        'blob downloaded',
+      );
       return size;
     } catch (err) {
       await rm(tmp, { force: true });
@@ -159,7 +182,13 @@ export class BlobStore {
     return target;
   }
 
-  private async fetchRanges(blob: BlobClient, file: FileHandle, size: number, etag: string | undefined, signal?: AbortSignal): Promise<void> {
+  private async fetchRanges(
+    blob: BlobClient,
+    file: FileHandle,
+    size: number,
+    etag: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<void> {
     if (size <= this.tuning.max_single_get) {
       await fetchRange(blob, file, 0, size, etag, signal);
       return;
@@ -192,7 +221,11 @@ export class BlobStore {
     if (err instanceof AppError) return err;
     const name = err instanceof Error ? err.name : '';
     const where = `blob '${t.path}' in container '${t.container}' of storage account '${t.account}'`;
-    if (name === 'CredentialUnavailableError' || name === 'AuthenticationError' || name === 'AggregateAuthenticationError') {
+    if (
+      name === 'CredentialUnavailableError' ||
+      name === 'AuthenticationError' ||
+      name === 'AggregateAuthenticationError'
+    ) {
       return new BlobAccessError(
         `Could not get a token for storage account '${t.account}' to ${op} ${where} (${name}). ` +
           'The server needs an Azure identity (managed identity, workload identity, environment credentials or az login) ' +
@@ -206,15 +239,22 @@ export class BlobStore {
     const status = rest.statusCode;
     const code = rest.code ?? '';
     if (status === 404) {
-      const containerMissing = code === 'ContainerNotFound' || (code !== 'BlobNotFound' && !(await this.containerExists(t.container)));
+      const containerMissing =
+        code === 'ContainerNotFound' || (code !== 'BlobNotFound' && !(await this.containerExists(t.container)));
       return containerMissing
-        ? new NotFoundError(`Container '${t.container}' does not exist in storage account '${t.account}'. Check the container name, or ask the operator to create it.`, {
-            container: t.container,
-          })
-        : new NotFoundError(`Blob '${t.path}' not found in container '${t.container}' of storage account '${t.account}'. Check the path (blob names are case-sensitive).`, {
-            container: t.container,
-            blob: t.path,
-          });
+        ? new NotFoundError(
+            `Container '${t.container}' does not exist in storage account '${t.account}'. Check the container name, or ask the operator to create it.`,
+            {
+              container: t.container,
+            },
+          )
+        : new NotFoundError(
+            `Blob '${t.path}' not found in container '${t.container}' of storage account '${t.account}'. Check the path (blob names are case-sensitive).`,
+            {
+              container: t.container,
+              blob: t.path,
+            },
+          );
     }
     if (status === 401 || status === 403) {
       return new BlobAccessError(
@@ -225,10 +265,18 @@ export class BlobStore {
       );
     }
     if (status === 412) {
-      return new UnavailableError(`The ${where} changed while it was being downloaded. Retry.`, { blob: t.path }, { cause: err });
+      return new UnavailableError(
+        `The ${where} changed while it was being downloaded. Retry.`,
+        { blob: t.path },
+        { cause: err },
+      );
     }
     const reason = status ? `HTTP ${status}${code ? ` ${code}` : ''}` : firstLine(rest.message);
-    return new UnavailableError(`Could not ${op} ${where}: ${reason}. Retry later; if it persists, the storage account may be unreachable from this server.`, {}, { cause: err });
+    return new UnavailableError(
+      `Could not ${op} ${where}: ${reason}. Retry later; if it persists, the storage account may be unreachable from this server.`,
+      {},
+      { cause: err },
+    );
   }
 
   private async containerExists(container: string): Promise<boolean> {
@@ -244,9 +292,19 @@ export class BlobStore {
 }
 
 /** GETs `count` bytes at `offset` and writes them at the same offset of `file` (positional writes: ranges run in parallel). */
-async function fetchRange(blob: BlobClient, file: FileHandle, offset: number, count: number, etag: string | undefined, signal?: AbortSignal): Promise<void> {
+async function fetchRange(
+  blob: BlobClient,
+  file: FileHandle,
+  offset: number,
+  count: number,
+  etag: string | undefined,
+  signal?: AbortSignal,
+): Promise<void> {
   if (count === 0) return;
-  const res = await blob.download(offset, count, { abortSignal: signal, conditions: etag ? { ifMatch: etag } : undefined });
+  const res = await blob.download(offset, count, {
+    abortSignal: signal,
+    conditions: etag ? { ifMatch: etag } : undefined,
+  });
   const body = res.readableStreamBody;
   if (!body) throw new UnavailableError('Blob storage returned no body for a download. Retry.');
   let position = offset;
@@ -256,7 +314,9 @@ async function fetchRange(blob: BlobClient, file: FileHandle, offset: number, co
     position += buf.length;
   }
   if (position - offset !== count) {
-    throw new UnavailableError(`Blob download ended early (${position - offset} of ${count} bytes at offset ${offset}). Retry.`);
+    throw new UnavailableError(
+      `Blob download ended early (${position - offset} of ${count} bytes at offset ${offset}). Retry.`,
+    );
   }
 }
 

@@ -47,7 +47,11 @@ function splitPath(account: string, pathname: string, uri: string): BlobUri {
   const slash = rest.indexOf('/');
   if (!account || slash <= 0 || slash === rest.length - 1) throw malformed(uri);
   try {
-    return { account, container: decodeURIComponent(rest.slice(0, slash)), path: decodeURIComponent(rest.slice(slash + 1)) };
+    return {
+      account,
+      container: decodeURIComponent(rest.slice(0, slash)),
+      path: decodeURIComponent(rest.slice(slash + 1)),
+    };
   } catch {
     throw malformed(uri);
   }

@@ -10,13 +10,25 @@ import type { KernelDirs } from '@stoa/kernel';
  */
 export function checkRelativeName(name: string, what = 'name'): string {
   const n = (name ?? '').replace(/\\/g, '/').trim();
-  if (!n) throw new InvalidInputError(`The ${what} must not be empty. Give a relative file name such as 'results/table.csv'.`);
-  if (n.includes('\0')) throw new InvalidInputError(`The ${what} '${name}' contains a NUL byte. Use a plain relative file name.`);
+  if (!n)
+    throw new InvalidInputError(
+      `The ${what} must not be empty. Give a relative file name such as 'results/table.csv'.`,
+    );
+  if (n.includes('\0'))
+    throw new InvalidInputError(`The ${what} '${name}' contains a NUL byte. Use a plain relative file name.`);
   if (n.startsWith('/') || isAbsolute(n) || /^[A-Za-z]:/.test(n)) {
-    throw new InvalidInputError(`The ${what} '${name}' is absolute. Give a path relative to the destination, such as 'results/table.csv'.`);
+    throw new InvalidInputError(
+      `The ${what} '${name}' is absolute. Give a path relative to the destination, such as 'results/table.csv'.`,
+    );
   }
-  if (n.split('/').includes('..')) throw new InvalidInputError(`The ${what} '${name}' contains '..'. Paths may not leave their directory; give a plain relative name.`);
-  return n.split('/').filter((p) => p && p !== '.').join('/');
+  if (n.split('/').includes('..'))
+    throw new InvalidInputError(
+      `The ${what} '${name}' contains '..'. Paths may not leave their directory; give a plain relative name.`,
+    );
+  return n
+    .split('/')
+    .filter((p) => p && p !== '.')
+    .join('/');
 }
 
 /** True when `child` is `parent` or below it (both absolute, normalised). */
@@ -51,7 +63,8 @@ function kernelParts(dirs: KernelDirs, path: string): string[] | undefined {
   const anchor = dirname(dirs.base);
   const rel = relative(anchor, normalize(path));
   const parts = rel.split(sep);
-  if (!rel || isAbsolute(rel) || parts[0] !== basename(dirs.base) || parts.some((p) => !p || p === '.' || p === '..')) return undefined;
+  if (!rel || isAbsolute(rel) || parts[0] !== basename(dirs.base) || parts.some((p) => !p || p === '.' || p === '..'))
+    return undefined;
   return parts;
 }
 

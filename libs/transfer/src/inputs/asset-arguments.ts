@@ -17,12 +17,18 @@ export const defaultAssetExempt = (tool: string, param: string): boolean => para
  * path of its copy in the caller's session cache (the session named by `execution_session_id`, the MCP
  * connection's, or a new one — created only when there is a tag to resolve).
  */
-export function withAssetArguments(tools: ToolDefinition[], assets: AssetResolver, sessions: SessionService, exempt = defaultAssetExempt): ToolDefinition[] {
+export function withAssetArguments(
+  tools: ToolDefinition[],
+  assets: AssetResolver,
+  sessions: SessionService,
+  exempt = defaultAssetExempt,
+): ToolDefinition[] {
   return tools.map((tool) => ({
     ...tool,
     handler: async (args, ctx) => {
       const tagged = Object.entries(args).filter(
-        (e): e is [string, string] => typeof e[1] === 'string' && !exempt(tool.name, e[0]) && /^(local|blob)$/.test(parseTag(e[1])?.type ?? ''),
+        (e): e is [string, string] =>
+          typeof e[1] === 'string' && !exempt(tool.name, e[0]) && /^(local|blob)$/.test(parseTag(e[1])?.type ?? ''),
       );
       if (!tagged.length) return tool.handler(args, ctx);
       const runtime = await sessionFor(sessions, ctx.principal, args, ctx.transportSessionId, tool.name);
@@ -32,7 +38,9 @@ export function withAssetArguments(tools: ToolDefinition[], assets: AssetResolve
             return [param, await assets.resolve(tag, runtime.dirs)] as const;
           } catch (err) {
             if (!isAppError(err)) throw err;
-            throw new AssetArgumentError(`Failed to resolve DataLake asset '${tag}' for parameter '${param}': ${err.message}`);
+            throw new AssetArgumentError(
+              `Failed to resolve DataLake asset '${tag}' for parameter '${param}': ${err.message}`,
+            );
           }
         }),
       );
@@ -41,11 +49,18 @@ export function withAssetArguments(tools: ToolDefinition[], assets: AssetResolve
   }));
 }
 
-async function sessionFor(sessions: SessionService, principal: Principal, args: Record<string, unknown>, transport: string | undefined, tool: string): Promise<SessionRuntime> {
+async function sessionFor(
+  sessions: SessionService,
+  principal: Principal,
+  args: Record<string, unknown>,
+  transport: string | undefined,
+  tool: string,
+): Promise<SessionRuntime> {
   const explicit = args.execution_session_id;
   if (typeof explicit === 'string' && explicit) return sessions.get(principal, explicit);
   const viaTransport = transport ? sessions.find(principal, transport) : undefined;
   if (viaTransport) return viaTransport;
-  if (transport && !sessions.isLive(transport)) return sessions.create(principal, { type: 'mcp_connection' }, transport);
+  if (transport && !sessions.isLive(transport))
+    return sessions.create(principal, { type: 'mcp_connection' }, transport);
   return sessions.create(principal, { type: 'auto_created', tool });
 }

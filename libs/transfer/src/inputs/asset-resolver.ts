@@ -20,7 +20,8 @@ export function parseTag(value: string): { type: string; id: string } | undefine
   return m ? { type: m[1]!, id: m[2]! } : undefined;
 }
 
-export const TAG_GUIDANCE = 'Only <local>path</local> (a file under the directories this server shares) and <blob>id</blob> (an id from search_data) are resolvable.';
+export const TAG_GUIDANCE =
+  'Only <local>path</local> (a file under the directories this server shares) and <blob>id</blob> (an id from search_data) are resolvable.';
 const DISCOVER = 'Find data with search_data (or list_domains) and use the load_path of a hit.';
 
 export interface AssetSources {
@@ -48,7 +49,10 @@ export class AssetResolver {
   /** The kernel-visible cache path for `tag`, fetching it on first use. */
   async resolve(tag: string, dirs: KernelDirs): Promise<string> {
     const parsed = parseTag(tag);
-    if (!parsed) throw new InvalidInputError(`Invalid artifact format - expected <type>id</type>, got: ${tag}. ${TAG_GUIDANCE} ${DISCOVER}`);
+    if (!parsed)
+      throw new InvalidInputError(
+        `Invalid artifact format - expected <type>id</type>, got: ${tag}. ${TAG_GUIDANCE} ${DISCOVER}`,
+      );
     const id = parsed.id.trim();
     if (parsed.type === 'local') return this.fetch(id, dirs);
     if (parsed.type === 'blob') {
@@ -89,16 +93,22 @@ export class AssetResolver {
     if (store) {
       const where = store.where(location);
       if (where && this.s.privateContainers().includes(where.container)) {
-        throw new InvalidInputError(`'${location}' is in the container this server exports to, which asset tags do not read. ${TAG_GUIDANCE}`);
+        throw new InvalidInputError(
+          `'${location}' is in the container this server exports to, which asset tags do not read. ${TAG_GUIDANCE}`,
+        );
       }
       await store.download(location, dest);
       const size = (await stat(dest)).size;
       if (size > this.s.maxBytes) {
         await rm(dest, { force: true });
-        throw new InvalidInputError(`'${location}' is ${size} bytes, over this server's ${this.s.maxBytes}-byte asset limit. Use a smaller file or a subset.`);
+        throw new InvalidInputError(
+          `'${location}' is ${size} bytes, over this server's ${this.s.maxBytes}-byte asset limit. Use a smaller file or a subset.`,
+        );
       }
     } else if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location) && !location.startsWith('file://')) {
-      throw new InvalidInputError(`No fetcher available for asset: ${location}. Blob URIs need a storage account configured on this server; ${TAG_GUIDANCE}`);
+      throw new InvalidInputError(
+        `No fetcher available for asset: ${location}. Blob URIs need a storage account configured on this server; ${TAG_GUIDANCE}`,
+      );
     } else {
       const source = await this.localSource(location);
       await copyFile(source, dest);
@@ -112,14 +122,21 @@ export class AssetResolver {
     const candidates = isAbsolute(path) ? [resolve(path)] : roots.map((r) => resolve(r, path));
     const allowed = candidates.filter((c) => roots.some((r) => isInside(c, r)));
     const where = roots.length ? roots.join(', ') : '(none configured)';
-    if (!allowed.length) throw new InvalidInputError(`'${location}' is outside the directories this server shares (${where}). Use a file under one of them. ${DISCOVER}`);
+    if (!allowed.length)
+      throw new InvalidInputError(
+        `'${location}' is outside the directories this server shares (${where}). Use a file under one of them. ${DISCOVER}`,
+      );
     for (const c of allowed) {
       const real = await realpath(c).catch(() => undefined);
       if (!real) continue;
       if (!roots.some((r) => isInside(real, r))) break; // a symlink out of the shared tree
       const st = await stat(real);
-      if (!st.isFile()) throw new InvalidInputError(`'${location}' is a directory, not a file. Name one file inside it.`);
-      if (st.size > this.s.maxBytes) throw new InvalidInputError(`'${location}' is ${st.size} bytes, over this server's ${this.s.maxBytes}-byte asset limit. Use a smaller file or a subset.`);
+      if (!st.isFile())
+        throw new InvalidInputError(`'${location}' is a directory, not a file. Name one file inside it.`);
+      if (st.size > this.s.maxBytes)
+        throw new InvalidInputError(
+          `'${location}' is ${st.size} bytes, over this server's ${this.s.maxBytes}-byte asset limit. Use a smaller file or a subset.`,
+        );
       return real;
     }
     throw new NotFoundError(`File not found: '${location}' (looked under ${where}). ${DISCOVER}`);

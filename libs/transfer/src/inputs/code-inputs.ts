@@ -3,7 +3,6 @@ import { isAppError } from '@stoa/core';
 import type { AssetResolver } from './asset-resolver';
 import { HANDLE_RE, type HandleStore } from './handle-store';
 
-
 const MAYBE = /<(local|blob)>|h_[0-9a-f]{12}/;
 
 /**
@@ -18,7 +17,12 @@ export class CodeInputs {
   ) {}
 
   /** The rewrite map for `code`, or the error the run reports instead of running. */
-  async prepare(owner: string, kernel: KernelProcess, dirs: KernelDirs, code: string): Promise<{ rewrite?: Record<string, RewriteTarget>; error?: string }> {
+  async prepare(
+    owner: string,
+    kernel: KernelProcess,
+    dirs: KernelDirs,
+    code: string,
+  ): Promise<{ rewrite?: Record<string, RewriteTarget>; error?: string }> {
     if (!MAYBE.test(code)) return {};
     const literals = await kernel.literals(code, 10_000);
     if (!literals.length) return {};
@@ -27,9 +31,15 @@ export class CodeInputs {
       if (HANDLE_RE.test(lit)) {
         const meta = await this.handles.lookup(owner, lit);
         if (!meta) {
-          return { error: `Unknown handle '${lit}': no stashed object with this id exists for you (handles belong to the user who stashed them and expire after ${this.ttlHours} h). Run stash(obj) again and use the new handle.` };
+          return {
+            error: `Unknown handle '${lit}': no stashed object with this id exists for you (handles belong to the user who stashed them and expire after ${this.ttlHours} h). Run stash(obj) again and use the new handle.`,
+          };
         }
-        rewrite[lit] = { kind: 'object', path: await this.handles.provide(meta, lit, dirs), serializer: asSerializer(meta.serializer) };
+        rewrite[lit] = {
+          kind: 'object',
+          path: await this.handles.provide(meta, lit, dirs),
+          serializer: asSerializer(meta.serializer),
+        };
         continue;
       }
       // Only our two tag types are assets; other markup in strings (say '<b>x</b>') is left alone.

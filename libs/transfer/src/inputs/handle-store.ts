@@ -46,11 +46,21 @@ export class HandleStore {
         const meta = JSON.parse(raw.slice(0, 10_000)) as Partial<HandleMeta>;
         const data = await openKernelFile(dirs, join(stash, `${id}.pkl`));
         try {
-          if (data.size > this.s.maxBytes) throw new Error(`${data.size} bytes is over the ${this.s.maxBytes}-byte limit`);
+          if (data.size > this.s.maxBytes)
+            throw new Error(`${data.size} bytes is over the ${this.s.maxBytes}-byte limit`);
           const dir = await this.ownerDir(owner, true);
-          await pipeline(data.handle.createReadStream({ start: 0, end: Math.max(0, data.size - 1), autoClose: false }), createWriteStream(join(dir, `${id}.pkl`), { mode: 0o600 }));
+          await pipeline(
+            data.handle.createReadStream({ start: 0, end: Math.max(0, data.size - 1), autoClose: false }),
+            createWriteStream(join(dir, `${id}.pkl`), { mode: 0o600 }),
+          );
           const now = Date.now();
-          const full: HandleMeta = { serializer: String(meta.serializer ?? 'pickle').slice(0, 20), size: data.size, type: String(meta.type ?? '').slice(0, 200), created_at: now, expires_at: now + this.s.ttlMs };
+          const full: HandleMeta = {
+            serializer: String(meta.serializer ?? 'pickle').slice(0, 20),
+            size: data.size,
+            type: String(meta.type ?? '').slice(0, 200),
+            created_at: now,
+            expires_at: now + this.s.ttlMs,
+          };
           await writeFile(join(dir, `${id}.json`), JSON.stringify(full), { mode: 0o600 });
           await this.enforceQuota(dir);
         } finally {
@@ -69,7 +79,10 @@ export class HandleStore {
   async lookup(owner: string, id: string): Promise<(HandleMeta & { path: string }) | undefined> {
     if (!HANDLE_RE.test(id)) return undefined;
     const dir = await this.ownerDir(owner, false);
-    const meta = await readFile(join(dir, `${id}.json`), 'utf8').then((t) => JSON.parse(t) as HandleMeta, () => undefined);
+    const meta = await readFile(join(dir, `${id}.json`), 'utf8').then(
+      (t) => JSON.parse(t) as HandleMeta,
+      () => undefined,
+    );
     if (!meta) return undefined;
     if (meta.expires_at <= Date.now()) {
       await this.drop(dir, id);
@@ -98,7 +111,10 @@ export class HandleStore {
       const dir = join(this.s.dir, o);
       for (const f of await readdir(dir).catch(() => [] as string[])) {
         if (!f.endsWith('.json')) continue;
-        const meta = await readFile(join(dir, f), 'utf8').then((t) => JSON.parse(t) as HandleMeta, () => undefined);
+        const meta = await readFile(join(dir, f), 'utf8').then(
+          (t) => JSON.parse(t) as HandleMeta,
+          () => undefined,
+        );
         if (!meta || meta.expires_at <= now) {
           await this.drop(dir, f.slice(0, -5));
           removed++;

@@ -37,14 +37,29 @@ export class TransferLog implements OnApplicationShutdown {
     if (!list.length) return;
     const at = Date.now();
     const rows = list.map((a) =>
-      Object.assign(new ArtifactEntity(), { id: `f-${at.toString(36)}-${randomToken(10)}`, at, owner: owner.slice(0, 300), sessionId, name: a.name.slice(0, 1000), sizeBytes: a.size_bytes, mimeType: a.mime_type.slice(0, 200) }),
+      Object.assign(new ArtifactEntity(), {
+        id: `f-${at.toString(36)}-${randomToken(10)}`,
+        at,
+        owner: owner.slice(0, 300),
+        sessionId,
+        name: a.name.slice(0, 1000),
+        sizeBytes: a.size_bytes,
+        mimeType: a.mime_type.slice(0, 200),
+      }),
     );
     this.track(this.artifacts.insert(rows));
   }
 
   /** Records a transfer. */
   transfer(e: TransferEvent): void {
-    const row = Object.assign(new TransferEntity(), { ...e, at: Date.now(), owner: e.owner.slice(0, 300), dataRef: e.dataRef.slice(0, 1000), name: e.name.slice(0, 1000), peer: e.peer.slice(0, 200) });
+    const row = Object.assign(new TransferEntity(), {
+      ...e,
+      at: Date.now(),
+      owner: e.owner.slice(0, 300),
+      dataRef: e.dataRef.slice(0, 1000),
+      name: e.name.slice(0, 1000),
+      peer: e.peer.slice(0, 200),
+    });
     this.track(this.transfers.insert(row));
   }
 
@@ -53,7 +68,11 @@ export class TransferLog implements OnApplicationShutdown {
   }
 
   async listTransfers(f: RecordFilter & { direction?: string }): Promise<TransferEntity[]> {
-    return this.transfers.find({ where: { ...where(f), ...(f.direction ? { direction: f.direction } : {}) }, order: { at: 'DESC', id: 'DESC' }, take: limit(f) });
+    return this.transfers.find({
+      where: { ...where(f), ...(f.direction ? { direction: f.direction } : {}) },
+      order: { at: 'DESC', id: 'DESC' },
+      take: limit(f),
+    });
   }
 
   /** Waits for pending writes (tests, shutdown). */
@@ -73,6 +92,7 @@ function where(f: RecordFilter): Record<string, string> {
 }
 
 function limit(f: RecordFilter): number {
-  if (!(Number.isInteger(f.limit) && f.limit >= 1 && f.limit <= 1000)) throw new InvalidInputError('limit must be an integer between 1 and 1000.');
+  if (!(Number.isInteger(f.limit) && f.limit >= 1 && f.limit <= 1000))
+    throw new InvalidInputError('limit must be an integer between 1 and 1000.');
   return f.limit;
 }

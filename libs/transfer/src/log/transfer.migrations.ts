@@ -19,8 +19,14 @@ export class CreateTransferRecords1764500000000 implements MigrationInterface {
         ],
       }),
     );
-    await q.createIndex('artifact_records', new TableIndex({ name: 'idx_artifacts_session', columnNames: ['session_id'] }));
-    await q.createIndex('artifact_records', new TableIndex({ name: 'idx_artifacts_owner_at', columnNames: ['owner', 'at'] }));
+    await q.createIndex(
+      'artifact_records',
+      new TableIndex({ name: 'idx_artifacts_session', columnNames: ['session_id'] }),
+    );
+    await q.createIndex(
+      'artifact_records',
+      new TableIndex({ name: 'idx_artifacts_owner_at', columnNames: ['owner', 'at'] }),
+    );
     await q.createTable(
       new Table({
         name: 'transfer_records',
@@ -43,7 +49,10 @@ export class CreateTransferRecords1764500000000 implements MigrationInterface {
         ],
       }),
     );
-    await q.createIndex('transfer_records', new TableIndex({ name: 'idx_transfers_owner_at', columnNames: ['owner', 'at'] }));
+    await q.createIndex(
+      'transfer_records',
+      new TableIndex({ name: 'idx_transfers_owner_at', columnNames: ['owner', 'at'] }),
+    );
     await q.createIndex('transfer_records', new TableIndex({ name: 'idx_transfers_at', columnNames: ['at'] }));
   }
 

@@ -33,21 +33,32 @@ describe('peerSpecSchema', () => {
   });
 
   it('parses auth exactly like an upstream auth block', () => {
-    expect(peerSpecSchema.parse({ url: 'https://gis.example.com', auth: { mode: 'passthrough', audience: 'api://stoa' } })).toEqual({
+    expect(
+      peerSpecSchema.parse({ url: 'https://gis.example.com', auth: { mode: 'passthrough', audience: 'api://stoa' } }),
+    ).toEqual({
       url: 'https://gis.example.com',
       auth: { mode: 'passthrough', audience: 'api://stoa' },
     });
-    expect(peerSpecSchema.parse({ url: 'https://gis.example.com', auth: { mode: 'none' } })).toEqual({ url: 'https://gis.example.com', auth: { mode: 'none' } });
+    expect(peerSpecSchema.parse({ url: 'https://gis.example.com', auth: { mode: 'none' } })).toEqual({
+      url: 'https://gis.example.com',
+      auth: { mode: 'none' },
+    });
   });
 
   it('reports auth problems under the auth key', () => {
-    const result = checkConfig(peerSpecSchema, { url: 'https://gis.example.com', auth: { mode: 'passthrough', audience: '' } });
+    const result = checkConfig(peerSpecSchema, {
+      url: 'https://gis.example.com',
+      auth: { mode: 'passthrough', audience: '' },
+    });
     expect(result.success).toBe(false);
     expect(!result.success && result.problems).toEqual([expect.stringMatching(/^auth\.audience: /)]);
   });
 
   it('names an unknown key inside a peer auth block with the nearest valid name', () => {
-    const result = checkConfig(peerSpecSchema, { url: 'https://gis.example.com', auth: { mode: 'passthrough', audiance: 'api://gis' } });
+    const result = checkConfig(peerSpecSchema, {
+      url: 'https://gis.example.com',
+      auth: { mode: 'passthrough', audiance: 'api://gis' },
+    });
     expect(!result.success && result.problems).toContain('auth.audiance: unknown key; did you mean audience?');
   });
 
@@ -61,7 +72,9 @@ describe('peerSpecSchema', () => {
 describe('peersConfigSchema', () => {
   it('defaults to no peers and parses both forms', () => {
     expect(peersConfigSchema.parse(undefined)).toEqual({});
-    expect(peersConfigSchema.parse({ gis: 'http://gis-server:8000', chem: { url: 'https://chem.example.com' } })).toEqual({
+    expect(
+      peersConfigSchema.parse({ gis: 'http://gis-server:8000', chem: { url: 'https://chem.example.com' } }),
+    ).toEqual({
       gis: { url: 'http://gis-server:8000' },
       chem: { url: 'https://chem.example.com' },
     });
@@ -81,7 +94,11 @@ describe('loadPeerRegistry', () => {
   });
 
   it('overlays inline JSON from the env on the config peers', () => {
-    expect(load(' {"gis": "https://gis.example.com", "earth": {"url": "http://earth-server:8000", "auth": {"mode": "none"}}} ')).toEqual({
+    expect(
+      load(
+        ' {"gis": "https://gis.example.com", "earth": {"url": "http://earth-server:8000", "auth": {"mode": "none"}}} ',
+      ),
+    ).toEqual({
       gis: { url: 'https://gis.example.com' },
       chem: { url: 'http://chemistry-server:8000' },
       earth: { url: 'http://earth-server:8000', auth: { mode: 'none' } },
@@ -127,7 +144,10 @@ describe('loadPeerRegistry', () => {
   });
 
   it('ignores only the entries that are not valid peers', () => {
-    expect(load('{"earth": "http://earth-server:8000", "bad": 42, "ftp": "ftp://x"}')).toEqual({ ...config, earth: { url: 'http://earth-server:8000' } });
+    expect(load('{"earth": "http://earth-server:8000", "bad": 42, "ftp": "ftp://x"}')).toEqual({
+      ...config,
+      earth: { url: 'http://earth-server:8000' },
+    });
     expect(warnings).toHaveLength(2);
     expect(warnings[0]).toMatch(/^AGORA_PEER_REGISTRY entry 'bad' ignored: /);
     expect(warnings[1]).toMatch(/^AGORA_PEER_REGISTRY entry 'ftp' ignored: url: must be an http\(s\) URL/);

@@ -23,7 +23,10 @@ const peerObjectSchema = z
   .transform((peer): PeerSpec => (peer.auth === undefined ? { url: peer.url } : { url: peer.url, auth: peer.auth }));
 
 /** One peer entry: the reference's `name: url` string, or `{ url, auth? }`. */
-export const peerSpecSchema = z.preprocess((value) => (typeof value === 'string' ? { url: value } : value), peerObjectSchema);
+export const peerSpecSchema = z.preprocess(
+  (value) => (typeof value === 'string' ? { url: value } : value),
+  peerObjectSchema,
+);
 
 /** `peers:` in server.yaml — name → peer (reference ServerConfig.peer_registry). */
 export const peersConfigSchema = z.record(z.string().trim().min(1), peerSpecSchema).default({});

@@ -30,7 +30,12 @@ beforeAll(() => {
 
 describe('hostPatterns', () => {
   it('splits on commas and whitespace, lower-cases and drops trailing dots', () => {
-    expect(hostPatterns(' A.example.COM., b-server\t*.Svc.Cluster.Local,,\nc ')).toEqual(['a.example.com', 'b-server', '*.svc.cluster.local', 'c']);
+    expect(hostPatterns(' A.example.COM., b-server\t*.Svc.Cluster.Local,,\nc ')).toEqual([
+      'a.example.com',
+      'b-server',
+      '*.svc.cluster.local',
+      'c',
+    ]);
   });
 
   it('returns no patterns for an unset or blank value', () => {
@@ -72,7 +77,8 @@ describe('validateTargetUrl', () => {
   it('refuses plain http to a non-loopback host with the operator-gate message', () => {
     const err = refusal('http://example.com:8000', opts());
     expect(err.message).toBe(
-      "Plain HTTP to 'example.com' is only permitted for loopback addresses (localhost, 127.0.0.1, ::1) or explicitly trusted hosts." + HTTP_GATE,
+      "Plain HTTP to 'example.com' is only permitted for loopback addresses (localhost, 127.0.0.1, ::1) or explicitly trusted hosts." +
+        HTTP_GATE,
     );
     expect(err.kind).toBe('forbidden');
     expect(err.details).toEqual({ rule: 'plain_http', host: 'example.com' });
@@ -80,20 +86,29 @@ describe('validateTargetUrl', () => {
 
   it('allows plain http to a host listed exactly in the trusted list', () => {
     const env = { [TRUSTED]: 'chemistry-server,earthscience-server energysystems-server' };
-    expect(validateTargetUrl('http://earthscience-server:8000/mcp', opts(env)).href).toBe('http://earthscience-server:8000/');
+    expect(validateTargetUrl('http://earthscience-server:8000/mcp', opts(env)).href).toBe(
+      'http://earthscience-server:8000/',
+    );
     expect(validateTargetUrl('http://energysystems-server:8000', opts(env)).hostname).toBe('energysystems-server');
   });
 
   it('allows plain http to subdomains of a trusted wildcard', () => {
-    expect(validateTargetUrl('http://chem.svc.cluster.local', opts({ [TRUSTED]: '*.svc.cluster.local' })).hostname).toBe('chem.svc.cluster.local');
+    expect(
+      validateTargetUrl('http://chem.svc.cluster.local', opts({ [TRUSTED]: '*.svc.cluster.local' })).hostname,
+    ).toBe('chem.svc.cluster.local');
   });
 
   it('refuses plain http to the bare domain of a trusted wildcard', () => {
-    expect(refusal('http://svc.cluster.local', opts({ [TRUSTED]: '*.svc.cluster.local' })).message).toContain("Plain HTTP to 'svc.cluster.local'");
+    expect(refusal('http://svc.cluster.local', opts({ [TRUSTED]: '*.svc.cluster.local' })).message).toContain(
+      "Plain HTTP to 'svc.cluster.local'",
+    );
   });
 
   it('refuses plain http to a host outside the trusted list', () => {
-    expect(refusal('http://chem.example.com', opts({ [TRUSTED]: '*.svc.cluster.local' })).details).toEqual({ rule: 'plain_http', host: 'chem.example.com' });
+    expect(refusal('http://chem.example.com', opts({ [TRUSTED]: '*.svc.cluster.local' })).details).toEqual({
+      rule: 'plain_http',
+      host: 'chem.example.com',
+    });
   });
 
   it('matches trusted patterns case-insensitively and ignoring their trailing dot', () => {
@@ -115,18 +130,25 @@ describe('validateTargetUrl', () => {
 
   it('refuses an https host missing from the allowed-host list', () => {
     const err = refusal('https://evil.example.net', opts({ [ALLOWED]: '*.azurecontainerapps.io' }));
-    expect(err.message).toBe("Object transfer target host 'evil.example.net' is not in the allowed-host list." + ALLOWED_GATE);
+    expect(err.message).toBe(
+      "Object transfer target host 'evil.example.net' is not in the allowed-host list." + ALLOWED_GATE,
+    );
     expect(err.details).toEqual({ rule: 'allowed_hosts', host: 'evil.example.net' });
   });
 
   it('allows an https host on the allowed-host list', () => {
-    expect(validateTargetUrl('https://gis.azurecontainerapps.io', opts({ [ALLOWED]: '*.azurecontainerapps.io' })).hostname).toBe('gis.azurecontainerapps.io');
+    expect(
+      validateTargetUrl('https://gis.azurecontainerapps.io', opts({ [ALLOWED]: '*.azurecontainerapps.io' })).hostname,
+    ).toBe('gis.azurecontainerapps.io');
   });
 
   it('keeps applying the allowed-host list to hosts trusted for plain http', () => {
     const env = { [TRUSTED]: 'gis-server chem-server', [ALLOWED]: 'gis-server' };
     expect(validateTargetUrl('http://gis-server:8000', opts(env)).hostname).toBe('gis-server');
-    expect(refusal('http://chem-server:8000', opts(env)).details).toEqual({ rule: 'allowed_hosts', host: 'chem-server' });
+    expect(refusal('http://chem-server:8000', opts(env)).details).toEqual({
+      rule: 'allowed_hosts',
+      host: 'chem-server',
+    });
   });
 
   it('keeps applying the allowed-host list when the caller trusts the URL', () => {
@@ -138,8 +160,12 @@ describe('validateTargetUrl', () => {
   });
 
   it('refuses schemes other than http and https, even for loopback', () => {
-    expect(refusal('ftp://localhost:21', opts()).message).toBe("Object transfer target URL must use HTTP or HTTPS (got 'ftp').");
-    expect(refusal('FTP://example.com', opts()).message).toBe("Object transfer target URL must use HTTP or HTTPS (got 'ftp').");
+    expect(refusal('ftp://localhost:21', opts()).message).toBe(
+      "Object transfer target URL must use HTTP or HTTPS (got 'ftp').",
+    );
+    expect(refusal('FTP://example.com', opts()).message).toBe(
+      "Object transfer target URL must use HTTP or HTTPS (got 'ftp').",
+    );
   });
 
   it('refuses URLs without a hostname', () => {
@@ -153,7 +179,9 @@ describe('validateTargetUrl', () => {
   it('strips a trailing /mcp or /mcp/ and returns the base URL', () => {
     expect(validateTargetUrl('https://gis.example.com/mcp', opts()).href).toBe('https://gis.example.com/');
     expect(validateTargetUrl('https://gis.example.com/mcp/', opts()).href).toBe('https://gis.example.com/');
-    expect(validateTargetUrl('https://gis.example.com/tenant-a/mcp/', opts()).href).toBe('https://gis.example.com/tenant-a');
+    expect(validateTargetUrl('https://gis.example.com/tenant-a/mcp/', opts()).href).toBe(
+      'https://gis.example.com/tenant-a',
+    );
     expect(validateTargetUrl('https://gis.example.com/mcpx', opts()).href).toBe('https://gis.example.com/mcpx');
   });
 

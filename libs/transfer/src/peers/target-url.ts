@@ -65,9 +65,14 @@ export function hostMatches(host: string, patterns: readonly string[]): boolean 
  */
 export function validateTargetUrl(url: string, opts: TargetUrlOptions): URL {
   const raw = splitAuthority(url);
-  if (!raw.host) throw new TransferPolicyError('Object transfer target URL must include a hostname.', TransferPolicyRule.noHostname);
+  if (!raw.host)
+    throw new TransferPolicyError('Object transfer target URL must include a hostname.', TransferPolicyRule.noHostname);
   if (raw.scheme !== 'http' && raw.scheme !== 'https') {
-    throw new TransferPolicyError(`Object transfer target URL must use HTTP or HTTPS (got '${raw.scheme}').`, TransferPolicyRule.scheme, raw.host);
+    throw new TransferPolicyError(
+      `Object transfer target URL must use HTTP or HTTPS (got '${raw.scheme}').`,
+      TransferPolicyRule.scheme,
+      raw.host,
+    );
   }
   const parsed = parseWhatwg(url, raw.host);
   // Hardening beyond the reference: userinfo is where URL parsers disagree on the host
@@ -95,7 +100,10 @@ export function validateTargetUrl(url: string, opts: TargetUrlOptions): URL {
         host,
       );
     }
-    logger.warn({ host }, 'plain-HTTP object transfer to a trusted host: the bearer token crosses an unencrypted connection');
+    logger.warn(
+      { host },
+      'plain-HTTP object transfer to a trusted host: the bearer token crosses an unencrypted connection',
+    );
   }
 
   // Trusted-for-http hosts are not exempt: the allow-list stays an SSRF control for internal names.
@@ -135,7 +143,9 @@ function splitAuthority(url: string): { scheme: string; host: string; userinfo: 
   const at = netloc.lastIndexOf('@');
   const hostPort = netloc.slice(at + 1);
   const close = hostPort.indexOf(']');
-  const host = hostPort.startsWith('[') ? hostPort.slice(1, close < 0 ? undefined : close) : (hostPort.split(':', 1)[0] ?? '');
+  const host = hostPort.startsWith('[')
+    ? hostPort.slice(1, close < 0 ? undefined : close)
+    : (hostPort.split(':', 1)[0] ?? '');
   return { scheme, host: host.toLowerCase(), userinfo: at >= 0 };
 }
 
@@ -156,7 +166,10 @@ function baseUrl(parsed: URL): URL {
   const base = new URL(parsed.href);
   base.search = '';
   base.hash = '';
-  base.pathname = base.pathname.replace(/\/+$/, '').replace(/\/mcp$/, '').replace(/\/+$/, '');
+  base.pathname = base.pathname
+    .replace(/\/+$/, '')
+    .replace(/\/mcp$/, '')
+    .replace(/\/+$/, '');
   return base;
 }
 

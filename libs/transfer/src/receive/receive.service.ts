@@ -98,10 +98,15 @@ export class ReceiveService {
     }
   }
 
-  private async accept(principal: Principal | undefined, parsed: ParsedTransferBody, file: string): Promise<ReceivedObject> {
+  private async accept(
+    principal: Principal | undefined,
+    parsed: ParsedTransferBody,
+    file: string,
+  ): Promise<ReceivedObject> {
     const body = parsed.fields;
     const name = body.variable_name;
-    if (typeof name !== 'string' || !parsed.dataIsString) throw new TransferBodyError("'variable_name' and 'data' must be strings");
+    if (typeof name !== 'string' || !parsed.dataIsString)
+      throw new TransferBodyError("'variable_name' and 'data' must be strings");
     if (!name || !parsed.dataChars) throw new TransferBodyError("Missing required fields: 'variable_name' and 'data'");
     if (!isPyIdentifier(name)) throw new TransferBodyError(`Invalid Python variable name: '${name}'`);
     if (parsed.base64Error) throw new TransferBodyError(parsed.base64Error);
@@ -109,7 +114,8 @@ export class ReceiveService {
     if (!principal) throw new ReceiveUnauthenticatedError();
     const meta = (body.metadata && typeof body.metadata === 'object' ? body.metadata : {}) as Record<string, unknown>;
     const source = typeof meta.source_server === 'string' ? meta.source_server : 'unknown';
-    const transferId = typeof meta.transfer_id === 'string' ? meta.transfer_id.slice(0, 40) : `in-${randomBytes(8).toString('hex')}`;
+    const transferId =
+      typeof meta.transfer_id === 'string' ? meta.transfer_id.slice(0, 40) : `in-${randomBytes(8).toString('hex')}`;
     // Reference senders pickle with dill and say nothing; the kernel falls back to pickle when dill is absent.
     const serializer = typeof meta.serializer === 'string' ? asSerializer(meta.serializer) : 'dill';
     const sid = typeof body.session_id === 'string' && body.session_id ? body.session_id : undefined;
@@ -124,10 +130,31 @@ export class ReceiveService {
       throw err;
     } finally {
       this.log.transfer({
-        id: transferId, owner: principal.id, direction: 'in', kind: 'peer', peer: source.slice(0, 200), sessionId: target.record.id, dataRef: name, name,
-        sizeBytes: size, serializer: error ? null : serializer, success: !error, error, remoteUri: null, durationMs: Math.round(performance.now() - started),
+        id: transferId,
+        owner: principal.id,
+        direction: 'in',
+        kind: 'peer',
+        peer: source.slice(0, 200),
+        sessionId: target.record.id,
+        dataRef: name,
+        name,
+        sizeBytes: size,
+        serializer: error ? null : serializer,
+        success: !error,
+        error,
+        remoteUri: null,
+        durationMs: Math.round(performance.now() - started),
       });
-      const event = { type: 'object_received', server: this.settings.serverName, transfer_id: transferId, variable_name: name, source_server: source, session_id: target.record.id, size_bytes: size, success: !error };
+      const event = {
+        type: 'object_received',
+        server: this.settings.serverName,
+        transfer_id: transferId,
+        variable_name: name,
+        source_server: source,
+        session_id: target.record.id,
+        size_bytes: size,
+        success: !error,
+      };
       if (!error) this.logger.log(event, 'object_received');
       else this.logger.warn({ ...event, error }, 'object_received');
     }
@@ -147,9 +174,16 @@ export class ReceiveService {
     throw new ReceiveTargetNotFoundError(sid);
   }
 
-  private async inject(runtime: SessionRuntime, name: string, received: string, size: number, serializer: ReceivedObject['serializer']): Promise<ReceivedObject> {
+  private async inject(
+    runtime: SessionRuntime,
+    name: string,
+    received: string,
+    size: number,
+    serializer: ReceivedObject['serializer'],
+  ): Promise<ReceivedObject> {
     // Never wait behind a running cell: the sender would time out while the object still lands later.
-    if (runtime.busyJob || runtime.lock.pending > 0) throw new ReceiveSessionBusyError(runtime.record.id, runtime.busyJob);
+    if (runtime.busyJob || runtime.lock.pending > 0)
+      throw new ReceiveSessionBusyError(runtime.record.id, runtime.busyJob);
     let path: string | undefined;
     try {
       return await runtime.lock.runExclusive(async () => {
@@ -159,7 +193,11 @@ export class ReceiveService {
         await giveToKernel(path, runtime.dirs);
         const r = await kernel.load(name, path, serializer, this.settings.config.kernel_timeout_seconds * 1000);
         this.sessions.touch(runtime);
-        if (!r.ok) throw new ObjectImportError(`Kernel injection failed: ${r.error}`, /ModuleNotFoundError/.test(r.error) ? { hint: MODULE_HINT } : {});
+        if (!r.ok)
+          throw new ObjectImportError(
+            `Kernel injection failed: ${r.error}`,
+            /ModuleNotFoundError/.test(r.error) ? { hint: MODULE_HINT } : {},
+          );
         return { success: true, variable_name: name, session_id: runtime.record.id, size_bytes: size, serializer };
       });
     } catch (err) {

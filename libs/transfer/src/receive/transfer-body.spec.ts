@@ -55,12 +55,21 @@ describe('TransferBodyParser', () => {
 
   it('keeps UTF-8 characters split across chunks and bounds the other fields at 1 MiB', async () => {
     const note = 'naïve ✓ 𝄞';
-    expect(await parse(JSON.stringify({ variable_name: 'v', metadata: { note }, data: 'QUJD' }), 1)).toMatchObject({ fields: { metadata: { note } }, decodedBytes: 3 });
-    expect(await parse(JSON.stringify({ metadata: 'x'.repeat(1024 * 1024 + 1), data: 'QUJD' }), 64 * 1024)).toEqual({ status: 413, error: 'Payload exceeds maximum transfer size' });
+    expect(await parse(JSON.stringify({ variable_name: 'v', metadata: { note }, data: 'QUJD' }), 1)).toMatchObject({
+      fields: { metadata: { note } },
+      decodedBytes: 3,
+    });
+    expect(await parse(JSON.stringify({ metadata: 'x'.repeat(1024 * 1024 + 1), data: 'QUJD' }), 64 * 1024)).toEqual({
+      status: 413,
+      error: 'Payload exceeds maximum transfer size',
+    });
   });
 
   it('reports a non-string data field as such', async () => {
-    expect(await parse('{"variable_name":"v","data":12}')).toMatchObject({ fields: { variable_name: 'v', data: 12 }, dataIsString: false });
+    expect(await parse('{"variable_name":"v","data":12}')).toMatchObject({
+      fields: { variable_name: 'v', data: 12 },
+      dataIsString: false,
+    });
     expect(await parse('{}')).toMatchObject({ fields: {}, dataIsString: false });
   });
 
@@ -69,12 +78,28 @@ describe('TransferBodyParser', () => {
       expect({ bad, r: await parse(bad) }).toEqual({ bad, r: { status: 400, error: 'Invalid JSON body' } });
     }
     // Base64 problems are reported after the field checks (reference order), not thrown.
-    for (const [data, why] of [['QU J', 'Non-base64 digit found'], ['QUJ', 'Incorrect padding'], ['QQ==QUJD', 'Incorrect padding'], ['QQ=A', 'Incorrect padding'], ['QU\\nJ', 'Non-base64 digit found'], ['\\u0020AAA', 'Non-base64 digit found']]) {
-      expect({ data, r: await parse(`{"data":"${data}","variable_name":"v"}`) }).toMatchObject({ data, r: { fields: { variable_name: 'v' }, dataIsString: true, base64Error: `Invalid base64 data: ${why}` } });
+    for (const [data, why] of [
+      ['QU J', 'Non-base64 digit found'],
+      ['QUJ', 'Incorrect padding'],
+      ['QQ==QUJD', 'Incorrect padding'],
+      ['QQ=A', 'Incorrect padding'],
+      ['QU\\nJ', 'Non-base64 digit found'],
+      ['\\u0020AAA', 'Non-base64 digit found'],
+    ]) {
+      expect({ data, r: await parse(`{"data":"${data}","variable_name":"v"}`) }).toMatchObject({
+        data,
+        r: { fields: { variable_name: 'v' }, dataIsString: true, base64Error: `Invalid base64 data: ${why}` },
+      });
     }
     const big = Buffer.alloc(801).toString('base64'); // within the character bound, one byte over when decoded
-    expect(await parse(`{"data":"${big}"}`, 64, 800)).toEqual({ status: 413, error: 'Decoded payload exceeds maximum transfer size' });
+    expect(await parse(`{"data":"${big}"}`, 64, 800)).toEqual({
+      status: 413,
+      error: 'Decoded payload exceeds maximum transfer size',
+    });
     const huge = Buffer.alloc(3000).toString('base64');
-    expect(await parse(`{"data":"${huge}"}`, 64, 800)).toEqual({ status: 413, error: 'Payload exceeds maximum transfer size' });
+    expect(await parse(`{"data":"${huge}"}`, 64, 800)).toEqual({
+      status: 413,
+      error: 'Payload exceeds maximum transfer size',
+    });
   });
 });

@@ -172,12 +172,14 @@ export class TransferBodyParser {
     const pad = quartets.indexOf('=');
     if (pad !== -1) {
       // Padding only in the last quartet of the whole string: at most two, at its end.
-      if (pad < quartets.length - 2 || !/^={1,2}$/.test(quartets.slice(pad))) return this.badBase64('Incorrect padding');
+      if (pad < quartets.length - 2 || !/^={1,2}$/.test(quartets.slice(pad)))
+        return this.badBase64('Incorrect padding');
       this.padded = true;
     }
     const bytes = Buffer.from(quartets, 'base64');
     this.result.decodedBytes += bytes.length;
-    if (this.result.decodedBytes > this.maxDecoded) throw new TransferTooLargeError('Decoded payload exceeds maximum transfer size');
+    if (this.result.decodedBytes > this.maxDecoded)
+      throw new TransferTooLargeError('Decoded payload exceeds maximum transfer size');
     if (!this.out!.write(bytes)) await once(this.out!, 'drain');
   }
 }

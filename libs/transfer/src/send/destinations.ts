@@ -36,11 +36,20 @@ export async function publishLocal(d: Extract<Destination, { kind: 'local' }>, p
   const name = checkRelativeName(p.name);
   const sessionDir = join(await realpath(d.baseDir).catch(() => resolve(d.baseDir)), p.sessionId);
   const dest = resolve(sessionDir, name);
-  if (!isInside(dest, sessionDir) || dest === sessionDir) throw new InvalidInputError(`The name '${p.name}' would leave this session's export directory. Give a plain relative name.`);
+  if (!isInside(dest, sessionDir) || dest === sessionDir)
+    throw new InvalidInputError(
+      `The name '${p.name}' would leave this session's export directory. Give a plain relative name.`,
+    );
   await mkdir(dirname(dest), { recursive: true, mode: 0o750 });
   const real = await realpath(dirname(dest));
-  if (!isInside(real, sessionDir)) throw new InvalidInputError(`The name '${p.name}' would leave this session's export directory. Give a plain relative name.`);
-  await pipeline(p.file.handle.createReadStream({ start: 0, autoClose: false }), createWriteStream(dest, { mode: 0o640 }));
+  if (!isInside(real, sessionDir))
+    throw new InvalidInputError(
+      `The name '${p.name}' would leave this session's export directory. Give a plain relative name.`,
+    );
+  await pipeline(
+    p.file.handle.createReadStream({ start: 0, autoClose: false }),
+    createWriteStream(dest, { mode: 0o640 }),
+  );
   return dest;
 }
 
@@ -51,9 +60,17 @@ export async function publishBlob(d: Extract<Destination, { kind: 'blob' }>, p: 
 }
 
 /** Sends a serialised object to a peer executor's /object-transfer/receive. */
-export async function publishPeer(d: Extract<Destination, { kind: 'peer' }>, p: PublishInput, env: NodeJS.ProcessEnv): Promise<string> {
+export async function publishPeer(
+  d: Extract<Destination, { kind: 'peer' }>,
+  p: PublishInput,
+  env: NodeJS.ProcessEnv,
+): Promise<string> {
   const base = validateTargetUrl(d.peer.url, { trustHttp: d.peer.trustHttp, env });
-  const authorization = d.credentials ? await d.credentials.authorization(p.principal) : p.principal.token ? `Bearer ${p.principal.token}` : undefined;
+  const authorization = d.credentials
+    ? await d.credentials.authorization(p.principal)
+    : p.principal.token
+      ? `Bearer ${p.principal.token}`
+      : undefined;
   const { status, body } = await postObject({
     base,
     authorization,
@@ -65,7 +82,9 @@ export async function publishPeer(d: Extract<Destination, { kind: 'peer' }>, p: 
   });
   if (status < 200 || status >= 300) {
     const why = typeof body.error === 'string' ? body.error : JSON.stringify(body);
-    throw new PeerRefusedError(`Peer '${d.name}' refused the object (HTTP ${status}): ${why}${typeof body.hint === 'string' ? ` Hint: ${body.hint}` : ''}`);
+    throw new PeerRefusedError(
+      `Peer '${d.name}' refused the object (HTTP ${status}): ${why}${typeof body.hint === 'string' ? ` Hint: ${body.hint}` : ''}`,
+    );
   }
   return `Injected '${p.name}' into ${d.name} kernel (response: ${JSON.stringify(body)})`;
 }
@@ -79,7 +98,9 @@ export class PeerRefusedError extends AppError {
 /** Credentials for a peer with an `auth:` block (connector modes); none → the caller's token is forwarded. */
 export function peerCredentials(peer: PeerDestination, ownAudiences: string[]): UpstreamCredentials | undefined {
   if (!peer.auth) return undefined;
-  const c = new UpstreamCredentials(peer.name, peer.auth, { connector: { mode: ownAudiences.length ? 'entra' : 'noop', audiences: ownAudiences } });
+  const c = new UpstreamCredentials(peer.name, peer.auth, {
+    connector: { mode: ownAudiences.length ? 'entra' : 'noop', audiences: ownAudiences },
+  });
   c.assertUsable();
   return c;
 }

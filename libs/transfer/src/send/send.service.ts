@@ -20,9 +20,18 @@ export interface SendInput {
 }
 
 export type SendResult =
-  | { success: true; data_ref: string; destination: string; name: string; remote_uri: string; transfer_id: string; size_bytes: number; serializer?: string; expires_at?: string }
+  | {
+      success: true;
+      data_ref: string;
+      destination: string;
+      name: string;
+      remote_uri: string;
+      transfer_id: string;
+      size_bytes: number;
+      serializer?: string;
+      expires_at?: string;
+    }
   | { success: false; error: string; transfer_id?: string };
-
 
 class SendError extends Error {}
 
@@ -50,7 +59,13 @@ export class SendService {
   async send(principal: Principal, input: SendInput, transportSessionId?: string): Promise<SendResult> {
     const transferId = randomUUID().replace(/-/g, '');
     const dest = this.runtime.destinations.find((d) => d.name === input.to);
-    if (!dest) return { success: false, error: `Unknown destination '${input.to}'. Available destinations: [${this.destinationNames().map((n) => `'${n}'`).join(', ')}]` };
+    if (!dest)
+      return {
+        success: false,
+        error: `Unknown destination '${input.to}'. Available destinations: [${this.destinationNames()
+          .map((n) => `'${n}'`)
+          .join(', ')}]`,
+      };
     const started = performance.now();
     const dataRef = String(input.data_ref ?? '');
     const name = input.name || dataRef;
@@ -61,43 +76,102 @@ export class SendService {
     try {
       runtime = await this.senderSession(principal, input.execution_session_id, transportSessionId);
       if (dest.kind === 'peer') {
-        if (!isPyIdentifier(dataRef)) throw new SendError(`Server destination '${input.to}' requires a valid Python variable name as data_ref, but got '${dataRef}'. Use a kernel variable name.`);
-        if (!isPyIdentifier(name)) throw new SendError(`Invalid target variable name: '${name}'. Must be a valid Python identifier.`);
+        if (!isPyIdentifier(dataRef))
+          throw new SendError(
+            `Server destination '${input.to}' requires a valid Python variable name as data_ref, but got '${dataRef}'. Use a kernel variable name.`,
+          );
+        if (!isPyIdentifier(name))
+          throw new SendError(`Invalid target variable name: '${name}'. Must be a valid Python identifier.`);
       }
-      sent = await this.materialiseAndPublish(principal, runtime, dest, dataRef, dest.kind === 'peer' ? name : logical, input.session_id ?? undefined, transferId);
+      sent = await this.materialiseAndPublish(
+        principal,
+        runtime,
+        dest,
+        dataRef,
+        dest.kind === 'peer' ? name : logical,
+        input.session_id ?? undefined,
+        transferId,
+      );
     } catch (err) {
-      error = err instanceof SendError || isAppError(err) ? (err).message : `${(err as Error).name}: ${(err as Error).message}`;
+      error =
+        err instanceof SendError || isAppError(err) ? err.message : `${(err as Error).name}: ${(err as Error).message}`;
     }
     this.log.transfer({
-      id: transferId, owner: principal.id, direction: 'out', kind: dest.kind, peer: dest.name, sessionId: runtime?.record.id ?? null, dataRef, name: dest.kind === 'peer' ? name : logical,
-      sizeBytes: sent?.size ?? null, serializer: sent?.serializer ?? null, success: !error, error: error ?? null, remoteUri: sent ? (dest.kind === 'user' ? withoutToken(sent.remote) : sent.remote) : null, durationMs: Math.round(performance.now() - started),
+      id: transferId,
+      owner: principal.id,
+      direction: 'out',
+      kind: dest.kind,
+      peer: dest.name,
+      sessionId: runtime?.record.id ?? null,
+      dataRef,
+      name: dest.kind === 'peer' ? name : logical,
+      sizeBytes: sent?.size ?? null,
+      serializer: sent?.serializer ?? null,
+      success: !error,
+      error: error ?? null,
+      remoteUri: sent ? (dest.kind === 'user' ? withoutToken(sent.remote) : sent.remote) : null,
+      durationMs: Math.round(performance.now() - started),
     });
     // The reference's activity events (§9.2), as structured log lines; the admin API has the same records.
     const type = dest.kind === 'peer' ? 'object_sent' : 'artifact_published';
-    const event = { type, server: this.settings.serverName, transfer_id: transferId, data_ref: dataRef, destination: dest.name, name, session_id: runtime?.record.id, success: !error, size_bytes: sent?.size };
+    const event = {
+      type,
+      server: this.settings.serverName,
+      transfer_id: transferId,
+      data_ref: dataRef,
+      destination: dest.name,
+      name,
+      session_id: runtime?.record.id,
+      success: !error,
+      size_bytes: sent?.size,
+    };
     if (error || !sent) {
       this.logger.warn({ ...event, error }, type);
       return { success: false, error: error ?? 'send failed', transfer_id: transferId };
     }
     this.logger.log(event, type);
     return {
-      success: true, data_ref: dataRef, destination: dest.name, name: dest.kind === 'peer' ? name : logical, remote_uri: sent.remote, transfer_id: transferId, size_bytes: sent.size,
-      ...(sent.serializer ? { serializer: sent.serializer } : {}), ...(sent.expires_at ? { expires_at: sent.expires_at } : {}),
+      success: true,
+      data_ref: dataRef,
+      destination: dest.name,
+      name: dest.kind === 'peer' ? name : logical,
+      remote_uri: sent.remote,
+      transfer_id: transferId,
+      size_bytes: sent.size,
+      ...(sent.serializer ? { serializer: sent.serializer } : {}),
+      ...(sent.expires_at ? { expires_at: sent.expires_at } : {}),
     };
   }
 
   /** The sender's session: explicit id, the MCP connection's, else the caller's most recently used one. */
-  private async senderSession(principal: Principal, explicit: string | null | undefined, transport: string | undefined): Promise<SessionRuntime> {
+  private async senderSession(
+    principal: Principal,
+    explicit: string | null | undefined,
+    transport: string | undefined,
+  ): Promise<SessionRuntime> {
     if (explicit) return this.sessions.get(principal, explicit);
     const viaTransport = transport ? this.sessions.find(principal, transport) : undefined;
     if (viaTransport) return viaTransport;
     const latest = this.sessions.list(principal).sort((a, b) => b.record.lastUsedAt - a.record.lastUsedAt)[0];
     if (latest) return latest;
-    throw new SendError(`Session error: you have no active session to send from. Run execute_${this.settings.serverName}_code first and pass its session_id as execution_session_id.`);
+    throw new SendError(
+      `Session error: you have no active session to send from. Run execute_${this.settings.serverName}_code first and pass its session_id as execution_session_id.`,
+    );
   }
 
-  private async materialiseAndPublish(principal: Principal, runtime: SessionRuntime, dest: Destination, dataRef: string, name: string, targetSession: string | undefined, transferId: string) {
-    if (runtime.busyJob) throw new SendError(`Session busy — job ${runtime.busyJob} is still running. Wait for it (check_job) and send again.`);
+  private async materialiseAndPublish(
+    principal: Principal,
+    runtime: SessionRuntime,
+    dest: Destination,
+    dataRef: string,
+    name: string,
+    targetSession: string | undefined,
+    transferId: string,
+  ) {
+    if (runtime.busyJob)
+      throw new SendError(
+        `Session busy — job ${runtime.busyJob} is still running. Wait for it (check_job) and send again.`,
+      );
     const timeoutMs = this.settings.config.kernel_timeout_seconds * 1000;
     let pickled: { dir: string; file: string; serializer: string } | undefined;
     let file: OpenedFile | undefined;
@@ -117,7 +191,9 @@ export class SendService {
       if (pickled) file = await openKernelFile(runtime.dirs, join(pickled.dir, pickled.file)).catch(() => undefined);
       if (!file) {
         if (dest.kind === 'user' && isPyIdentifier(dataRef) && !(await this.outputFile(runtime, dataRef))) {
-          throw new SendError(`Cannot send '${dataRef}' to 'user': artifact must be a file in AGORA_OUTPUT_DIR (not a kernel variable) for GUI download.`);
+          throw new SendError(
+            `Cannot send '${dataRef}' to 'user': artifact must be a file in AGORA_OUTPUT_DIR (not a kernel variable) for GUI download.`,
+          );
         }
         file = await this.outputFile(runtime, dataRef);
       }
@@ -130,9 +206,21 @@ export class SendService {
       }
       const max = this.settings.config.max_object_bytes;
       if (dest.kind === 'peer' && file.size > max) {
-        throw new SendError(`Serialized object size (${file.size.toLocaleString('en-US')} bytes) exceeds limit (${max.toLocaleString('en-US')} bytes). Reduce the object size or split into smaller pieces.`);
+        throw new SendError(
+          `Serialized object size (${file.size.toLocaleString('en-US')} bytes) exceeds limit (${max.toLocaleString('en-US')} bytes). Reduce the object size or split into smaller pieces.`,
+        );
       }
-      const p = { principal, sessionId: runtime.record.id, file, name, targetSession, transferId, serializer: pickled?.serializer, sourceServer: this.settings.serverName, timeoutMs: this.settings.config.peer_timeout_seconds * 1000 };
+      const p = {
+        principal,
+        sessionId: runtime.record.id,
+        file,
+        name,
+        targetSession,
+        transferId,
+        serializer: pickled?.serializer,
+        sourceServer: this.settings.serverName,
+        timeoutMs: this.settings.config.peer_timeout_seconds * 1000,
+      };
       switch (dest.kind) {
         case 'user': {
           const link = this.links.create(runtime.record.id, principal.id, checkRelativeName(dataRef, 'data_ref'));
@@ -162,7 +250,6 @@ export class SendService {
     return openKernelFile(runtime.dirs, join(runtime.outputDir, rel)).catch(() => undefined);
   }
 }
-
 
 /** A download link as the admin log keeps it: the capability token is not stored. */
 function withoutToken(url: string): string {
