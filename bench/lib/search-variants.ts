@@ -6,7 +6,7 @@
  */
 import MiniSearch from 'minisearch';
 import { stemmer } from 'stemmer';
-import { type DomainCatalog, toolAffordances } from '@stoa/tools';
+import { type DomainCatalog, STOP_WORDS, toolAffordances } from '@stoa/tools';
 
 export interface Variant {
   /** NFKD + strip combining marks before tokenising, and keep non-ASCII letters (`Erdős–Rényi` → erdos, renyi). */
@@ -22,44 +22,6 @@ export interface Variant {
   /** Count each distinct query term once (search.ts: `row by row` counts `row` twice). */
   dedupeQuery?: boolean;
 }
-
-const STOP = new Set([
-  'a',
-  'an',
-  'the',
-  'of',
-  'to',
-  'in',
-  'on',
-  'for',
-  'and',
-  'or',
-  'with',
-  'by',
-  'from',
-  'is',
-  'are',
-  'be',
-  'i',
-  'me',
-  'my',
-  'we',
-  'it',
-  'this',
-  'that',
-  'how',
-  'do',
-  'can',
-  'what',
-  'which',
-  'want',
-  'need',
-  'some',
-  'into',
-  'using',
-  'use',
-  'get',
-]);
 
 const fold = (s: string): string => s.normalize('NFKD').replace(/\p{M}+/gu, '');
 
@@ -81,9 +43,9 @@ export function variantRanker(catalog: DomainCatalog, v: Variant, top: number): 
     return [...words, ...idents];
   };
   const processTerm = (term: string): string | null => {
-    if (STOP.has(term)) return null;
+    if (STOP_WORDS.has(term)) return null;
     const s = stemmer(term);
-    if (v.stopAfterStem && (STOP.has(s) || term.length < 2)) return null;
+    if (v.stopAfterStem && (STOP_WORDS.has(s) || term.length < 2)) return null;
     return s;
   };
   const fields = ['name', 'description', 'affordances', ...(v.signatureBoost ? ['signature'] : [])];

@@ -19,7 +19,7 @@ interface ExecResult {
  * The secure sandbox where bubblewrap runs, else the test sandbox of a machine without it (cgroups and the disk
  * quota need no bubblewrap; only the private /tmp does).
  */
-const SANDBOX = { ...testSandbox(), network: 'none' };
+const SANDBOX = testSandbox(); // network: none either way
 
 /** One executor with `limits` (and `sandbox` over SANDBOX), an MCP client, and a helper that runs a cell. */
 function limitedServer(

@@ -14,7 +14,14 @@ export {
   type SearchConfig,
 } from './tools.config';
 /** BM25 tool and skill search. */
-export { searchInputSchema, ToolSearch, toolAffordances, type SearchCategory, type SearchHit } from './search';
+export {
+  searchInputSchema,
+  STOP_WORDS,
+  ToolSearch,
+  toolAffordances,
+  type SearchCategory,
+  type SearchHit,
+} from './search';
 /** State graph planner. */
 export { planInputSchema, StateGraph, type Bridge, type PlanArgs, type ToolSummary } from './planner';
 /** Agent-facing text and the /catalog document. */

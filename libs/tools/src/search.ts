@@ -30,43 +30,12 @@ export interface SearchHit {
 
 export type SearchCategory = 'all' | 'tools' | 'skills';
 
-const STOP = new Set([
-  'a',
-  'an',
-  'the',
-  'of',
-  'to',
-  'in',
-  'on',
-  'for',
-  'and',
-  'or',
-  'with',
-  'by',
-  'from',
-  'is',
-  'are',
-  'be',
-  'i',
-  'me',
-  'my',
-  'we',
-  'it',
-  'this',
-  'that',
-  'how',
-  'do',
-  'can',
-  'what',
-  'which',
-  'want',
-  'need',
-  'some',
-  'into',
-  'using',
-  'use',
-  'get',
-]);
+/** Query and document words that never count (shared with the search-recall bench's variants). */
+export const STOP_WORDS: ReadonlySet<string> = new Set(
+  'a an the of to in on for and or with by from is are be i me my we it this that how do can what which want need some into using use get'.split(
+    ' ',
+  ),
+);
 
 /** Words (accents folded: Erdős → erdos), snake_case parts and whole identifiers. */
 function tokenize(text: string): string[] {
@@ -101,9 +70,9 @@ function fold(text: string): string {
 
 /** Stemmed terms; stop words (before and after stemming) and one-letter terms dropped. */
 function processTerm(term: string): string | null {
-  if (term.length < 2 || STOP.has(term)) return null;
+  if (term.length < 2 || STOP_WORDS.has(term)) return null;
   const stem = stemmer(term);
-  return STOP.has(stem) ? null : stem;
+  return STOP_WORDS.has(stem) ? null : stem;
 }
 
 /**

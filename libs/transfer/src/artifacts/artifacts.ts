@@ -1,7 +1,7 @@
-import { closeSync, constants, type Dirent, lstatSync, readdirSync } from 'node:fs';
-import { type FileHandle, lstat, open, readdir } from 'node:fs/promises';
+import { closeSync, type Dirent, lstatSync, readdirSync } from 'node:fs';
+import { lstat, open, readdir } from 'node:fs/promises';
 import type { KernelDirs } from '@stoa/kernel';
-import { openKernelDir, openKernelDirSync } from '../files/safe-files';
+import { DIR_FLAGS, openKernelDirSync } from '../files/safe-files';
 import { lookup } from 'mime-types';
 
 /** A file an execution left in AGORA_OUTPUT_DIR (reference §2.7), as the agent sees it. */
@@ -18,75 +18,68 @@ const MAX_ARTIFACT_BYTES = 500 * 1024 * 1024;
 const SYNC_ENTRIES = 64;
 const HIDDEN_PARTS = new Set(['__pycache__', '.ipynb_checkpoints']);
 
+/** Names never listed: dotfiles, caches, bytecode. */
+const hidden = (name: string): boolean => name.startsWith('.') || HIDDEN_PARTS.has(name) || /\.py[co]$/.test(name);
+
 /**
  * Files in the kernel's output directory by relative path with size and mtime (hidden names, bytecode and caches
  * skipped). The walk goes through directory descriptors opened with O_NOFOLLOW, so a kernel that swaps its output
- * directory (or a subdirectory) for a symlink cannot make the server list anything else.
+ * directory (or a subdirectory) for a symlink cannot make the server list anything else. A small flat directory
+ * (the usual case: a few files, listed after every cell) is read at once — tens of µs, where each awaited call is a
+ * thread-pool round trip; anything larger is walked asynchronously.
  */
 export async function snapshotOutputs(dirs: KernelDirs, dir = dirs.outputDir): Promise<OutputSnapshot> {
-  const small = smallSnapshot(dirs, dir);
-  if (small) return small;
   const out: OutputSnapshot = new Map();
-  const walk = async (handle: FileHandle, prefix: string, depth: number): Promise<void> => {
-    const here = `/proc/self/fd/${handle.fd}`;
-    let entries: Dirent[];
-    try {
-      entries = await readdir(here, { withFileTypes: true });
-    } catch {
-      return; // discovery never fails an execution
-    }
-    for (const e of entries) {
-      if (e.name.startsWith('.') || HIDDEN_PARTS.has(e.name)) continue;
-      const rel = prefix ? `${prefix}/${e.name}` : e.name;
-      if (e.isDirectory() && depth < 20) {
-        const sub = await open(
-          `${here}/${e.name}`,
-          constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW,
-        ).catch(() => undefined);
-        if (!sub) continue;
-        try {
-          await walk(sub, rel, depth + 1);
-        } finally {
-          await sub.close();
-        }
-      } else if (e.isFile() && !/\.py[co]$/.test(e.name)) {
-        const st = await lstat(`${here}/${e.name}`).catch(() => undefined);
-        if (st?.isFile()) out.set(rel, { size: st.size, mtimeMs: st.mtimeMs });
-      }
-    }
-  };
-  const root = await openKernelDir(dirs, dir);
-  if (!root) return out;
+  const root = openKernelDirSync(dirs, dir);
+  if (root === undefined) return out;
   try {
-    await walk(root, '', 0);
+    const entries = readdirSync(`/proc/self/fd/${root}`, { withFileTypes: true });
+    if (entries.length <= SYNC_ENTRIES && !entries.some((e) => e.isDirectory())) listFlat(out, root, entries);
+    else await walk(out, root, entries, '', 0);
+  } catch {
+    // discovery never fails an execution
   } finally {
-    await root.close();
+    closeSync(root);
   }
   return out;
 }
 
-/**
- * The snapshot of a small, flat output directory (the usual case: a few files), read at once; undefined when the
- * directory has subdirectories or more than SYNC_ENTRIES entries, which the awaited walk handles.
- */
-function smallSnapshot(dirs: KernelDirs, dir: string): OutputSnapshot | undefined {
-  const fd = openKernelDirSync(dirs, dir);
-  if (fd === undefined) return new Map();
-  try {
-    const here = `/proc/self/fd/${fd}`;
-    const entries = readdirSync(here, { withFileTypes: true });
-    if (entries.length > SYNC_ENTRIES || entries.some((e) => e.isDirectory())) return undefined;
-    const out: OutputSnapshot = new Map();
-    for (const e of entries) {
-      if (e.name.startsWith('.') || HIDDEN_PARTS.has(e.name) || !e.isFile() || /\.py[co]$/.test(e.name)) continue;
-      const st = lstatSync(`${here}/${e.name}`, { throwIfNoEntry: false });
+function listFlat(out: OutputSnapshot, fd: number, entries: readonly Dirent[]): void {
+  for (const e of entries) {
+    if (hidden(e.name) || !e.isFile()) continue;
+    try {
+      const st = lstatSync(`/proc/self/fd/${fd}/${e.name}`, { throwIfNoEntry: false });
       if (st?.isFile()) out.set(e.name, { size: st.size, mtimeMs: st.mtimeMs });
+    } catch {
+      // an unreadable entry is left out
     }
-    return out;
-  } catch {
-    return new Map(); // discovery never fails an execution
-  } finally {
-    closeSync(fd);
+  }
+}
+
+async function walk(
+  out: OutputSnapshot,
+  fd: number,
+  entries: readonly Dirent[],
+  prefix: string,
+  depth: number,
+): Promise<void> {
+  const here = `/proc/self/fd/${fd}`;
+  for (const e of entries) {
+    if (hidden(e.name)) continue;
+    const rel = prefix ? `${prefix}/${e.name}` : e.name;
+    if (e.isDirectory() && depth < 20) {
+      const sub = await open(`${here}/${e.name}`, DIR_FLAGS).catch(() => undefined);
+      if (!sub) continue;
+      try {
+        const inner = await readdir(`/proc/self/fd/${sub.fd}`, { withFileTypes: true }).catch(() => []);
+        await walk(out, sub.fd, inner, rel, depth + 1);
+      } finally {
+        await sub.close();
+      }
+    } else if (e.isFile()) {
+      const st = await lstat(`${here}/${e.name}`).catch(() => undefined);
+      if (st?.isFile()) out.set(rel, { size: st.size, mtimeMs: st.mtimeMs });
+    }
   }
 }
 

@@ -52,7 +52,7 @@ export interface OpenedFile {
   mtimeMs: number;
 }
 
-const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+export const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 const FILE_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 
 /**
@@ -125,16 +125,10 @@ export async function unlinkKernelFile(dirs: KernelDirs, path: string): Promise<
   }
 }
 
-/** A real (not symlinked) directory inside the kernel's base, opened for listing; undefined otherwise. */
-export async function openKernelDir(dirs: KernelDirs, path: string): Promise<FileHandle | undefined> {
-  const parts = kernelParts(dirs, path);
-  return parts ? openChain(dirname(dirs.base), parts).catch(() => undefined) : undefined;
-}
-
 /**
- * `openKernelDir` done synchronously: the file descriptor of the directory, or undefined. For a caller that
- * lists a small directory on every cell, where each awaited open costs a thread-pool round trip (~0.3 ms) and
- * the whole chain a few µs when done at once. The caller closes the fd.
+ * A real (not symlinked) directory inside the kernel's base, opened for listing: its file descriptor (the caller
+ * closes it), or undefined. Synchronous: it is opened after every cell, and the chain's few opens take µs at once
+ * where each awaited one is a thread-pool round trip (~0.3 ms).
  */
 export function openKernelDirSync(dirs: KernelDirs, path: string): number | undefined {
   const parts = kernelParts(dirs, path);
