@@ -1,9 +1,7 @@
-import { AppError, ErrorKind } from '@stoa/core';
+import { appError, ErrorKind } from '@stoa/core';
 
 /** No or bad credentials: 401 with a `WWW-Authenticate` challenge. */
-export class UnauthenticatedError extends AppError {
-  readonly code = 'UNAUTHENTICATED';
-  readonly kind = ErrorKind.unauthenticated;
+export class UnauthenticatedError extends appError('UNAUTHENTICATED', ErrorKind.unauthenticated) {
   constructor(
     message: string,
     /** Whether the caller sent a token (the challenge then carries `error="invalid_token"`). */
@@ -14,7 +12,4 @@ export class UnauthenticatedError extends AppError {
 }
 
 /** Authenticated but not allowed (never carries a challenge). */
-export class ForbiddenError extends AppError {
-  readonly code = 'FORBIDDEN';
-  readonly kind = ErrorKind.forbidden;
-}
+export class ForbiddenError extends appError('FORBIDDEN', ErrorKind.forbidden) {}

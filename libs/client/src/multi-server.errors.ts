@@ -1,10 +1,7 @@
-import { AppError, ErrorKind } from '@stoa/core';
+import { appError, ErrorKind } from '@stoa/core';
 
 /** A call was routed to a server that is not connected right now; the session keeps retrying it. */
-export class ServerUnavailableError extends AppError {
-  readonly code = 'MCP_SERVER_UNAVAILABLE';
-  readonly kind = ErrorKind.unavailable;
-
+export class ServerUnavailableError extends appError('MCP_SERVER_UNAVAILABLE', ErrorKind.unavailable) {
   constructor(
     server: string,
     url: string,
@@ -26,10 +23,7 @@ export class ServerUnavailableError extends AppError {
 }
 
 /** No tool of that name exists in the merged catalog. */
-export class UnknownToolError extends AppError {
-  readonly code = 'UNKNOWN_TOOL';
-  readonly kind = ErrorKind.notFound;
-
+export class UnknownToolError extends appError('UNKNOWN_TOOL', ErrorKind.notFound) {
   constructor(tool: string, suggestions: string[], servers: string[]) {
     const hint = suggestions.length
       ? `Did you mean: ${suggestions.join(', ')}?`
@@ -45,10 +39,7 @@ export class UnknownToolError extends AppError {
 }
 
 /** A server name that is not part of the session. */
-export class UnknownServerError extends AppError {
-  readonly code = 'UNKNOWN_SERVER';
-  readonly kind = ErrorKind.notFound;
-
+export class UnknownServerError extends appError('UNKNOWN_SERVER', ErrorKind.notFound) {
   constructor(server: string, servers: string[]) {
     super(
       `No server "${server}" in this session. Servers: ${servers.join(', ') || '(none)'} (a role filter may have left some out).`,

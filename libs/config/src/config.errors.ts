@@ -1,10 +1,7 @@
-import { AppError, ErrorKind } from '@stoa/core';
+import { appError, ErrorKind } from '@stoa/core';
 
 /** A config file or env override is unusable; the message lists every bad key at once. */
-export class ConfigError extends AppError {
-  readonly code = 'CONFIG_INVALID';
-  readonly kind = ErrorKind.invalid;
-
+export class ConfigError extends appError('CONFIG_INVALID', ErrorKind.invalid) {
   constructor(
     readonly source: string,
     readonly problems: readonly string[],

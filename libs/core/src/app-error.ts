@@ -28,23 +28,25 @@ export abstract class AppError extends Error {
   }
 }
 
-/** Bad input at the edge (a tool argument, an HTTP body). */
-export class InvalidInputError extends AppError {
-  readonly code = 'INVALID_INPUT';
-  readonly kind = ErrorKind.invalid;
+/**
+ * The base of one error class: `class QuotaError extends appError('QUOTA', ErrorKind.tooMany) {}`. The code and
+ * kind are typed literals; a subclass adds a constructor only when its message is fixed.
+ */
+export function appError<const C extends string, const K extends ErrorKind>(code: C, kind: K) {
+  return class extends AppError {
+    readonly code = code;
+    readonly kind = kind;
+  };
 }
+
+/** Bad input at the edge (a tool argument, an HTTP body). */
+export class InvalidInputError extends appError('INVALID_INPUT', ErrorKind.invalid) {}
 
 /** A named thing does not exist (or is not the caller's). */
-export class NotFoundError extends AppError {
-  readonly code = 'NOT_FOUND';
-  readonly kind = ErrorKind.notFound;
-}
+export class NotFoundError extends appError('NOT_FOUND', ErrorKind.notFound) {}
 
 /** Something this process depends on is not available right now; retrying later may work. */
-export class UnavailableError extends AppError {
-  readonly code = 'UNAVAILABLE';
-  readonly kind = ErrorKind.unavailable;
-}
+export class UnavailableError extends appError('UNAVAILABLE', ErrorKind.unavailable) {}
 
 /** True when `err` is one of ours. */
 export function isAppError(err: unknown): err is AppError {

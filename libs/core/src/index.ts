@@ -1,5 +1,5 @@
 /** Errors shared by every lib and transport. */
-export { AppError, ErrorKind, InvalidInputError, NotFoundError, UnavailableError, isAppError } from './app-error';
+export { AppError, appError, ErrorKind, InvalidInputError, NotFoundError, UnavailableError, isAppError } from './app-error';
 /** Random ids, tokens and HMAC signatures. */
 export { randomId, randomToken, sign, verifySignature } from './ids';
 /** The caller of a request. */

@@ -1,12 +1,9 @@
 import pino from 'pino';
-import { AppError, ErrorKind, isAppError } from './app-error';
+import { appError, ErrorKind, isAppError } from './app-error';
 import { REDACTED_PATHS } from './logging.module';
 
 /** Start-up refused before anything ran (bad flags, a bad config, an unsafe bind): exit 2 with the message alone. */
-export class StartupRefusedError extends AppError {
-  readonly code = 'STARTUP_REFUSED';
-  readonly kind = ErrorKind.invalid;
-}
+export class StartupRefusedError extends appError('STARTUP_REFUSED', ErrorKind.invalid) {}
 
 /** Runs a start-up step whose AppErrors (a ConfigError listing every bad key, …) refuse the start. */
 export function refuseStartOn<T>(step: () => T): T {

@@ -1,18 +1,14 @@
-import { AppError, clip, ErrorKind } from '@stoa/core';
+import { appError, clip, ErrorKind } from '@stoa/core';
 
 /** Unknown id, or an id owned by someone else (the two answer identically). */
-export class SessionNotFoundError extends AppError {
-  readonly code = 'SESSION_NOT_FOUND';
-  readonly kind = ErrorKind.notFound;
+export class SessionNotFoundError extends appError('SESSION_NOT_FOUND', ErrorKind.notFound) {
   constructor(id: string, activeForCaller: number) {
     super(`Session ${clip(id)} not found. It may have expired or been cleaned up. Active sessions: ${activeForCaller}`);
   }
 }
 
 /** The caller's session expired (idle, or the executor restarted); its state is gone. */
-export class SessionExpiredError extends AppError {
-  readonly code = 'SESSION_EXPIRED';
-  readonly kind = ErrorKind.notFound;
+export class SessionExpiredError extends appError('SESSION_EXPIRED', ErrorKind.notFound) {
   constructor(id: string, reason: string | null) {
     super(
       `Session ${clip(id)} has expired${reason ? ` (${reason})` : ''} and its kernel state is gone. ` +
@@ -22,9 +18,7 @@ export class SessionExpiredError extends AppError {
 }
 
 /** The caller's session was closed. */
-export class SessionClosedError extends AppError {
-  readonly code = 'SESSION_CLOSED';
-  readonly kind = ErrorKind.notFound;
+export class SessionClosedError extends appError('SESSION_CLOSED', ErrorKind.notFound) {
   constructor(id: string) {
     super(
       `Session ${clip(id)} was closed. Start a new session: call the execute tool again without execution_session_id.`,
@@ -33,9 +27,7 @@ export class SessionClosedError extends AppError {
 }
 
 /** Session cap reached; the reference's 429 payload. */
-export class SessionLimitError extends AppError {
-  readonly code = 'MAX_SESSIONS_REACHED';
-  readonly kind = ErrorKind.tooMany;
+export class SessionLimitError extends appError('MAX_SESSIONS_REACHED', ErrorKind.tooMany) {
   constructor(max: number) {
     super(`Maximum number of sessions (${max}) reached. Please close an existing session before creating a new one.`, {
       error_type: 'max_sessions_reached',

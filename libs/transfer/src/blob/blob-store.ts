@@ -8,7 +8,7 @@ import { lookup } from 'mime-types';
 import { z } from 'zod';
 import { ConfigError, positiveInt } from '@stoa/config';
 import { type BlobUri, parseBlobUri, sanitize, URI_FORMS } from './blob-uri';
-import { AppError, ErrorKind, InvalidInputError, NotFoundError, UnavailableError } from '@stoa/core';
+import { appError, AppError, ErrorKind, InvalidInputError, NotFoundError, UnavailableError } from '@stoa/core';
 
 const MiB = 1024 * 1024;
 /** Download/upload tuning (reference §2.8: MCP_BLOB_MAX_CONCURRENCY, MCP_BLOB_CHUNK_SIZE, MCP_BLOB_MAX_SINGLE_GET). */
@@ -31,10 +31,7 @@ export interface BlobStoreConfig extends Partial<BlobTuning> {
 }
 
 /** Storage refused our credentials, no token could be had, or the blob lives in an account we hold no credentials for. */
-export class BlobAccessError extends AppError {
-  readonly code = 'BLOB_ACCESS_DENIED';
-  readonly kind = ErrorKind.forbidden;
-}
+export class BlobAccessError extends appError('BLOB_ACCESS_DENIED', ErrorKind.forbidden) {}
 
 /** Uploads files to and downloads blobs from one Azure Storage account (or Azurite). */
 export class BlobStore {

@@ -1,13 +1,10 @@
-import { AppError, ErrorKind, isAppError, type Principal } from '@stoa/core';
+import { appError, ErrorKind, isAppError, type Principal } from '@stoa/core';
 import type { ToolDefinition } from '@stoa/mcp';
 import type { SessionRuntime, SessionService } from '@stoa/sessions';
 import { type AssetResolver, parseTag } from './asset-resolver';
 
 /** A tag in a tool argument could not be resolved (reference §2.8.3 message). */
-export class AssetArgumentError extends AppError {
-  readonly code = 'ASSET_UNRESOLVED';
-  readonly kind = ErrorKind.invalid;
-}
+export class AssetArgumentError extends appError('ASSET_UNRESOLVED', ErrorKind.invalid) {}
 
 /** Arguments never resolved: code (tags inside it are found by the kernel's ast) and the send tool's names. */
 export const defaultAssetExempt = (tool: string, param: string): boolean => param === 'code' || /_send$/.test(tool);

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { AppError, ErrorKind } from '@stoa/core';
+import { appError, ErrorKind } from '@stoa/core';
 
 const logger = new Logger('ObjectTransferTarget');
 
@@ -21,10 +21,7 @@ export const TransferPolicyRule = {
 export type TransferPolicyRule = (typeof TransferPolicyRule)[keyof typeof TransferPolicyRule];
 
 /** An object-transfer target URL refused before any credential is sent. */
-export class TransferPolicyError extends AppError {
-  readonly code = 'TRANSFER_TARGET_REFUSED';
-  readonly kind = ErrorKind.forbidden;
-
+export class TransferPolicyError extends appError('TRANSFER_TARGET_REFUSED', ErrorKind.forbidden) {
   constructor(message: string, rule: TransferPolicyRule, host?: string) {
     super(message, host === undefined ? { rule } : { rule, host });
   }

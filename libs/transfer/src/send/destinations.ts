@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, realpath } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { AppError, ErrorKind, InvalidInputError, type Principal } from '@stoa/core';
+import { appError, ErrorKind, InvalidInputError, type Principal } from '@stoa/core';
 import { UpstreamCredentials } from '@stoa/connectors';
 import type { BlobStore } from '../blob/blob-store';
 import { postObject } from '../peers/peer-http';
@@ -90,10 +90,7 @@ export async function publishPeer(
 }
 
 /** The peer answered the transfer with an error status (its message is passed on). */
-export class PeerRefusedError extends AppError {
-  readonly code = 'PEER_REFUSED';
-  readonly kind = ErrorKind.unavailable;
-}
+export class PeerRefusedError extends appError('PEER_REFUSED', ErrorKind.unavailable) {}
 
 /** Credentials for a peer with an `auth:` block (connector modes); none → the caller's token is forwarded. */
 export function peerCredentials(peer: PeerDestination, ownAudiences: string[]): UpstreamCredentials | undefined {
