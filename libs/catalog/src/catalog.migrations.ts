@@ -1,5 +1,5 @@
 import type { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
-import { Table, TableIndex } from 'typeorm';
+import { createTables } from '@stoa/persistence';
 
 export const ARTIFACTS = 'catalog_artifacts';
 export const ARTIFACTS_FTS = 'catalog_artifacts_fts';
@@ -26,23 +26,22 @@ export class CreateCatalog1765000000000 implements MigrationInterface {
   name = 'CreateCatalog1765000000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.createTable(
-      new Table({
-        name: ARTIFACTS,
-        columns: [
-          { name: 'id', type: 'varchar', length: '16', isPrimary: true },
-          { name: 'name', type: 'varchar' },
-          { name: 'storage_uri', type: 'varchar', isUnique: true, isNullable: false },
-          { name: 'description', type: 'text', isNullable: true },
-          { name: 'domain', type: 'varchar', isNullable: true },
-          { name: 'source_type', type: 'varchar', length: '10' },
-          { name: 'content_type', type: 'varchar', isNullable: true },
-          { name: 'size_bytes', type: 'bigint', isNullable: true },
-          { name: 'indexed_at', type: 'varchar', length: '32', isNullable: false },
-        ],
-      }),
-    );
-    await q.createIndex(ARTIFACTS, new TableIndex({ name: 'idx_catalog_artifacts_domain', columnNames: ['domain'] }));
+    await createTables(q, {
+      [ARTIFACTS]: {
+        columns: {
+          id: 'varchar(16) primary',
+          name: 'varchar',
+          storage_uri: 'varchar unique not null',
+          description: 'text null',
+          domain: 'varchar null',
+          source_type: 'varchar(10)',
+          content_type: 'varchar null',
+          size_bytes: 'bigint null',
+          indexed_at: 'varchar(32) not null',
+        },
+        indices: { idx_catalog_artifacts_domain: ['domain'] },
+      },
+    });
     if (isPostgres(q.connection)) await this.postgresSearch(q);
     else await this.sqliteSearch(q);
   }

@@ -10,3 +10,5 @@ export {
 export { PersistenceModule, ensurePostgresSchema } from './persistence.module';
 /** Column transformer for epoch-millisecond bigint columns. */
 export { epochMs } from './columns';
+/** Migrations that create tables, their columns written as SQL reads (`'varchar(200) null'`). */
+export { createTables, tablesMigration, type TableSpec } from './tables';

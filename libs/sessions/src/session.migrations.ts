@@ -1,40 +1,25 @@
-import { type MigrationInterface, type QueryRunner, Table, TableIndex } from 'typeorm';
+import { tablesMigration } from '@stoa/persistence';
 
 /** Creates the `sessions` table (portable: SQLite and PostgreSQL). */
-export class CreateSessions1764460000000 implements MigrationInterface {
-  name = 'CreateSessions1764460000000';
-
-  async up(q: QueryRunner): Promise<void> {
-    await q.createTable(
-      new Table({
-        name: 'sessions',
-        columns: [
-          { name: 'id', type: 'varchar', length: '200', isPrimary: true },
-          { name: 'owner', type: 'varchar', length: '300' },
-          { name: 'status', type: 'varchar', length: '20' },
-          { name: 'replica', type: 'varchar', length: '200' },
-          { name: 'created_at', type: 'bigint' },
-          { name: 'last_used_at', type: 'bigint' },
-          { name: 'ended_at', type: 'bigint', isNullable: true },
-          { name: 'end_reason', type: 'varchar', length: '200', isNullable: true },
-          { name: 'metadata', type: 'text', default: "'{}'" },
-        ],
-      }),
-    );
-    await q.createIndex(
-      'sessions',
-      new TableIndex({ name: 'idx_sessions_owner_status', columnNames: ['owner', 'status'] }),
-    );
-    await q.createIndex(
-      'sessions',
-      new TableIndex({ name: 'idx_sessions_replica_status', columnNames: ['replica', 'status'] }),
-    );
-  }
-
-  async down(q: QueryRunner): Promise<void> {
-    await q.dropTable('sessions');
-  }
-}
+const CreateSessions1764460000000 = tablesMigration('CreateSessions1764460000000', {
+  sessions: {
+    columns: {
+      id: 'varchar(200) primary',
+      owner: 'varchar(300)',
+      status: 'varchar(20)',
+      replica: 'varchar(200)',
+      created_at: 'bigint',
+      last_used_at: 'bigint',
+      ended_at: 'bigint null',
+      end_reason: 'varchar(200) null',
+      metadata: "text default '{}'",
+    },
+    indices: {
+      idx_sessions_owner_status: ['owner', 'status'],
+      idx_sessions_replica_status: ['replica', 'status'],
+    },
+  },
+});
 
 /** Every migration of the sessions lib, in order. */
 export const SESSION_MIGRATIONS = [CreateSessions1764460000000];
