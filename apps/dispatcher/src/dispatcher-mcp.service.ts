@@ -1,7 +1,6 @@
-import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { randomToken } from '@stoa/core';
-import { proxyTool, relayProgress, UpstreamPool } from '@stoa/connectors';
-import { McpEndpoint, RawToolResult, type ToolContext, type ToolDefinition } from '@stoa/mcp';
+import { Inject, Injectable } from '@nestjs/common';
+import { ConnectorMcpService, proxyTool, relayProgress, UpstreamPool } from '@stoa/connectors';
+import { RawToolResult, type ToolContext, type ToolDefinition } from '@stoa/mcp';
 import type { DispatcherSettings } from './dispatcher.config';
 import { DISPATCHER_SETTINGS } from './dispatcher.tokens';
 import { DispatchService } from './dispatch.service';
@@ -11,40 +10,23 @@ import { DispatchService } from './dispatch.service';
  * plan), named as the workers name it — the reference exposed only an `execute_code` the workers lack.
  */
 @Injectable()
-export class DispatcherMcpService implements OnApplicationShutdown {
-  readonly endpoint: McpEndpoint;
-  private current: ToolDefinition[] = [];
-
+export class DispatcherMcpService extends ConnectorMcpService {
   constructor(
     @Inject(DISPATCHER_SETTINGS) settings: DispatcherSettings,
-    private readonly pool: UpstreamPool,
+    pool: UpstreamPool,
     private readonly dispatch: DispatchService,
   ) {
     const c = settings.config;
-    this.rebuild();
-    pool.on('changed', () => this.rebuild());
-    this.endpoint = new McpEndpoint(
-      {
-        name: `${c.name}-dispatcher`,
-        version: '0.1.0',
-        instructions: c.description || `Code execution dispatched across ${c.workers.length} identical workers.`,
-        tools: () => this.current,
-      },
-      { mintSessionId: () => `d-${randomToken(24)}`, legacyIdleMs: 30 * 60_000 },
-    );
+    super(pool, {
+      name: `${c.name}-dispatcher`,
+      instructions: c.description || `Code execution dispatched across ${c.workers.length} identical workers.`,
+      sessionPrefix: 'd',
+    });
   }
 
-  tools(): readonly ToolDefinition[] {
-    return this.current;
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.endpoint.close();
-  }
-
-  private rebuild(): void {
+  protected build(): ToolDefinition[] {
     // Identical workers: every tool once (the pool routes a name to the first worker listing it).
-    this.current = this.pool.tools().map(({ tool }) =>
+    return this.pool.tools().map(({ tool }) =>
       proxyTool(
         tool,
         async (args: unknown, ctx: ToolContext) =>

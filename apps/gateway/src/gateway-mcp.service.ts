@@ -1,50 +1,32 @@
-import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { randomToken } from '@stoa/core';
-import { proxyTool, relayProgress, UpstreamPool } from '@stoa/connectors';
-import { McpEndpoint, RawToolResult, resultRefs, type ToolContext, type ToolDefinition } from '@stoa/mcp';
+import { Inject, Injectable } from '@nestjs/common';
+import { ConnectorMcpService, proxyTool, relayProgress, UpstreamPool } from '@stoa/connectors';
+import { RawToolResult, resultRefs, type ToolContext, type ToolDefinition } from '@stoa/mcp';
 import type { GatewaySettings } from './gateway.config';
 import { GATEWAY_SETTINGS } from './gateway.tokens';
-import { Guardrails } from './guardrails';
+import { Guardrails } from './guardrails.service';
 
 /**
  * The gateway's MCP surface (SDK path: discovery, tools/list, 2025-era sessions): the upstream's tools that the
  * policy allows, each call checked, limited and audited as on the fast path.
  */
 @Injectable()
-export class GatewayMcpService implements OnApplicationShutdown {
-  readonly endpoint: McpEndpoint;
-  private current: ToolDefinition[] = [];
-
+export class GatewayMcpService extends ConnectorMcpService {
   constructor(
     @Inject(GATEWAY_SETTINGS) settings: GatewaySettings,
-    private readonly pool: UpstreamPool,
+    pool: UpstreamPool,
     private readonly guard: Guardrails,
   ) {
     const c = settings.config;
-    this.rebuild();
-    pool.on('changed', () => this.rebuild());
-    this.endpoint = new McpEndpoint(
-      {
-        name: `${c.name}-gateway`,
-        version: '0.1.0',
-        instructions: c.description || 'Gateway applying policy, rate limits and audit to one code-execution server.',
-        tools: () => this.current,
-      },
-      { mintSessionId: () => `g-${randomToken(24)}`, legacyIdleMs: 30 * 60_000 },
-    );
+    super(pool, {
+      name: `${c.name}-gateway`,
+      instructions: c.description || 'Gateway applying policy, rate limits and audit to one code-execution server.',
+      sessionPrefix: 'g',
+    });
   }
 
-  tools(): readonly ToolDefinition[] {
-    return this.current;
-  }
-
-  async onApplicationShutdown(): Promise<void> {
-    await this.endpoint.close();
-  }
-
-  private rebuild(): void {
+  protected build(): ToolDefinition[] {
     const server = this.guard.serverName;
-    this.current = this.pool
+    return this.pool
       .tools()
       .filter(({ tool }) => this.guard.policy.decide(tool.name, server).allowed)
       .map(({ upstream, tool }) =>

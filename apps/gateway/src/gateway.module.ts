@@ -1,47 +1,42 @@
 import { join, resolve } from 'node:path';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { AuditModule, AUDIT_MIGRATIONS } from '@stoa/audit';
-import { AuthModule } from '@stoa/auth';
-import { LoggingModule } from '@stoa/core';
-import { createUpstreamPool, PoolLifecycle, UpstreamPool } from '@stoa/connectors';
+import { connectorModule } from '@stoa/connectors';
 import { PersistenceModule } from '@stoa/persistence';
-import { AdminController, HealthController, McpController } from './controllers';
+import { AdminController } from './admin.controller';
+import { HealthController } from './health.controller';
 import type { GatewaySettings } from './gateway.config';
 import { GatewayMcpService } from './gateway-mcp.service';
 import { GATEWAY_SETTINGS } from './gateway.tokens';
-import { Guardrails } from './guardrails';
-import { RateLimits } from './rate-limits';
+import { Guardrails } from './guardrails.service';
+import { RateLimits } from './rate-limits.service';
 
 /** The gateway: one upstream behind policy, shared rate limits and an audit log (reference GatewayServer, §8.4). */
 @Module({})
 export class GatewayModule {
   static forRoot(s: GatewaySettings): DynamicModule {
     const c = s.config;
-    return {
-      module: GatewayModule,
+    const dataDir = resolve(c.data_dir);
+    return connectorModule(GatewayModule, {
+      app: 'gateway',
+      config: c,
+      settings: { provide: GATEWAY_SETTINGS, useValue: s },
+      adminTokenFile: join(dataDir, `gateway-${c.server.port}.admin-token`),
+      upstreams: [c.upstream],
+      mcp: GatewayMcpService,
       imports: [
-        LoggingModule.forRoot('stoa-gateway'),
-        AuthModule.forRoot({
-          auth: c.auth,
-          publicBaseUrl: c.server.public_url,
-          adminTokenFile: join(resolve(c.data_dir), `gateway-${c.server.port}.admin-token`),
-        }),
         PersistenceModule.forRoot({
           database: c.database,
-          defaultSqlitePath: join(resolve(c.data_dir), 'gateway.sqlite'),
+          defaultSqlitePath: join(dataDir, 'gateway.sqlite'),
           migrations: [...AUDIT_MIGRATIONS],
         }),
         AuditModule.forRoot(c.audit),
       ],
-      controllers: [HealthController, McpController, AdminController],
+      controllers: [HealthController, AdminController],
       providers: [
-        { provide: GATEWAY_SETTINGS, useValue: s },
-        { provide: UpstreamPool, useFactory: () => createUpstreamPool([c.upstream], c.connectors, c.auth) },
         { provide: RateLimits, useFactory: () => new RateLimits(c.policy, c.redis_url, `stoa:gateway:${c.name}:rl`) },
-        PoolLifecycle,
         Guardrails,
-        GatewayMcpService,
       ],
-    };
+    });
   }
 }

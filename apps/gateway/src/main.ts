@@ -5,7 +5,7 @@ import { connectorFastPath, connectorOverrides, connectorUsage, UpstreamPool } f
 import { closeOnSignals, refuseStartOn, runMain, startupLogger } from '@stoa/core';
 import { loadGatewaySettings } from './gateway.config';
 import { GatewayModule } from './gateway.module';
-import { Guardrails } from './guardrails';
+import { Guardrails } from './guardrails.service';
 
 const USAGE = connectorUsage('gateway', 'UPSTREAM_<NAME>_URL, GATEWAY_*, REDIS_URL, DATABASE_URL');
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { gatewayPolicySchema } from './gateway.config';
-import { RateLimits, type RateLimited } from './rate-limits';
+import { RateLimits, type RateLimited } from './rate-limits.service';
 
 // In-memory limiters (no Redis URL); the shared Redis budget is covered by apps/gateway/test/gateway.e2e-spec.ts.
 // Fake timers move rate-limiter-flexible's clock (Date.now and its expiry timers) instead of waiting a minute.

@@ -1,59 +1,39 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigError } from '@stoa/config';
-import { randomToken } from '@stoa/core';
-import { UpstreamPool } from '@stoa/connectors';
-import { McpEndpoint, type ToolDefinition } from '@stoa/mcp';
+import { ConnectorMcpService, UpstreamPool } from '@stoa/connectors';
+import type { ToolDefinition } from '@stoa/mcp';
 import type { RouterSettings } from './router.config';
 import { ROUTER_SETTINGS } from './router.tokens';
 import { invalidBridges, proxyTools, routerTools } from './router-tools';
 
 /** The router's MCP surface: every healthy upstream's tools plus search / load_skill / plan over all of them. */
 @Injectable()
-export class RouterMcpService implements OnApplicationShutdown {
+export class RouterMcpService extends ConnectorMcpService {
   private readonly logger = new Logger(RouterMcpService.name);
-  readonly endpoint: McpEndpoint;
-  private current: ToolDefinition[] = [];
   private bridgesChecked = false;
 
   constructor(
     @Inject(ROUTER_SETTINGS) private readonly settings: RouterSettings,
-    private readonly pool: UpstreamPool,
+    pool: UpstreamPool,
   ) {
     const c = settings.config;
-    this.checkBridges(true);
-    this.rebuild();
-    pool.on('changed', () => {
-      this.checkBridges(false);
-      this.rebuild();
+    super(pool, {
+      name: `${c.name}-router`,
+      instructions: c.description || 'Router aggregating the tools of several code-execution servers.',
+      sessionPrefix: 'r',
     });
-    this.endpoint = new McpEndpoint(
-      {
-        name: `${c.name}-router`,
-        version: '0.1.0',
-        instructions: c.description || 'Router aggregating the tools of several code-execution servers.',
-        tools: () => this.current,
-      },
-      { mintSessionId: () => `r-${randomToken(24)}`, legacyIdleMs: 30 * 60_000 },
-    );
-  }
-
-  /** The tools served now (proxies of healthy upstreams and the router's own). */
-  tools(): readonly ToolDefinition[] {
-    return this.current;
+    this.checkBridges(true);
+    pool.on('changed', () => this.checkBridges(false));
   }
 
   /** Router-native tools (served by the router itself, not forwarded). */
   isNative(name: string): boolean {
-    return !this.pool.route(name) && this.current.some((t) => t.name === name);
+    return !this.pool.route(name) && this.tools().some((t) => t.name === name);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    await this.endpoint.close();
-  }
-
-  private rebuild(): void {
+  protected build(): ToolDefinition[] {
     const c = this.settings.config;
-    this.current = [...proxyTools(this.pool), ...routerTools(c.name, this.pool, c.bridges, c.search)];
+    return [...proxyTools(this.pool), ...routerTools(c.name, this.pool, c.bridges, c.search)];
   }
 
   /**

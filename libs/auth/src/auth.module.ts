@@ -8,7 +8,7 @@ import { EntraTokenVerifier } from './entra-verifier';
 import { ENTRA_VERIFIER, EntraStrategy } from './entra.strategy';
 import { HttpErrorFilter } from './http-error.filter';
 import { AUTH_SETTINGS, EntraAuthGuard, PrincipalGuard } from './principal.guard';
-import { PrincipalResolver } from './principal-resolver';
+import { PrincipalResolver } from './principal-resolver.service';
 import { PROTECTED_RESOURCE_SETTINGS } from './protected-resource';
 import { WellKnownController } from './well-known.controller';
 

@@ -21,6 +21,6 @@ export { type HttpBasicsOptions } from './http-basics';
 /** An app's Nest HTTP app for its `main.ts`: created hardened, admin OpenAPI document, listening. */
 export { adminApiDocument, createHttpApp, listenOn, serveAdminDocs, type HttpAppOptions } from './http-app';
 /** A request's principal outside the guard chain (connector hot paths). */
-export { PrincipalResolver } from './principal-resolver';
+export { PrincipalResolver } from './principal-resolver.service';
 /** `server:` — the HTTP listener block every app shares. */
 export { serverConfigSchema, type ServerConfig } from './server.config';

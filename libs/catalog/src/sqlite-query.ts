@@ -1,18 +1,14 @@
 import { fork } from 'node:child_process';
-import { join } from 'node:path';
+import { siblingModule } from '@stoa/core';
 import { CatalogQueryError, CatalogQueryRefusedError } from './catalog.errors';
 import { ARTIFACTS, ARTIFACTS_FTS } from './catalog.migrations';
 import type { QueryReply, QueryRequest } from './sqlite-query.child';
 
 export type QueryRow = Record<string, unknown>;
 
-/**
- * The child module beside this one (`sqlite-query.child.ts`): compiled JavaScript in a build, TypeScript run
- * through tsx's CommonJS hook when the server runs from source (tests; tsx is a dev dependency).
- */
-const FROM_SOURCE = __filename.endsWith('.ts');
-const CHILD = join(__dirname, FROM_SOURCE ? 'sqlite-query.child.ts' : 'sqlite-query.child.js');
-const CHILD_ARGS = ['--max-old-space-size=256', ...(FROM_SOURCE ? ['--require', require.resolve('tsx/cjs')] : [])];
+/** The child module beside this one (`sqlite-query.child.ts`), with a heap bound. */
+const CHILD = siblingModule(__filename, 'sqlite-query.child');
+const CHILD_ARGS = ['--max-old-space-size=256', ...CHILD.execArgv];
 
 /**
  * B-trees query_catalog may open on SQLite: the schema, the artifacts and the FTS5 shadow tables. (Virtual tables are
@@ -54,7 +50,7 @@ export class SqliteReadOnlyQuery {
     // Our child needs no loaders or flags a dev shell may have set.
     const env = { ...process.env };
     delete env.NODE_OPTIONS;
-    const child = fork(CHILD, [this.file], {
+    const child = fork(CHILD.file, [this.file], {
       execArgv: CHILD_ARGS,
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       env,

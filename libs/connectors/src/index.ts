@@ -20,11 +20,11 @@ export { proxyTool, relayProgress } from './proxy-tool';
 export { connectorFastPath, type FastPathHooks, type ForwardOutcome, type RpcBody } from './fast-path';
 /** How a connector authenticates to each upstream (passthrough, obo, client_credentials, none). */
 export * from './credentials';
-/** A connected pool for a connector app (credentials checked at start). */
-export { createUpstreamPool } from './pool-factory';
 /** `/health/ready` of connectors: upstream checks, live probes (database, Redis), the answer and its status. */
 export { probe, readiness, readinessStatus, upstreamChecks, type Check, type Readiness } from './readiness';
 /** Shared connector config pieces (env names, CONNECTOR_PORT, --help text, CLI overrides). */
 export { applyConnectorPort, CONNECTOR_ENV, connectorOverrides, connectorUsage } from './connector.config';
-/** Closes the upstream pool on shutdown. */
-export { PoolLifecycle } from './pool-lifecycle';
+/** The SDK-path MCP surface of a connector (its tools from the pool) and its `/mcp` route. */
+export { ConnectorMcpService, type ConnectorMcpInfo } from './connector-mcp';
+/** The module of a connector app: logging, auth, the pool, `/mcp`, plus the app's own parts. */
+export { connectorModule, type ConnectorModuleSpec } from './connector-module';

@@ -1,5 +1,13 @@
 /** Errors shared by every lib and transport. */
-export { AppError, appError, ErrorKind, InvalidInputError, NotFoundError, UnavailableError, isAppError } from './app-error';
+export {
+  AppError,
+  appError,
+  ErrorKind,
+  InvalidInputError,
+  NotFoundError,
+  UnavailableError,
+  isAppError,
+} from './app-error';
 /** Random ids, tokens and HMAC signatures. */
 export { randomId, randomToken, sign, verifySignature } from './ids';
 /** The caller of a request. */
@@ -20,3 +28,5 @@ export { probe, runReadiness, type CheckResult, type ReadinessCheck } from './re
 export { clip, jsonNestsDeeper, kindOf } from './untrusted';
 /** JSON request bodies: nesting bound, large bodies parsed off the event loop. */
 export { JsonBodyError, OFF_LOOP_BYTES, parseJsonBody, type ParsedBody } from './json-parse';
+/** A module run on its own (child process, worker thread) beside its caller, from a build or from source. */
+export { siblingModule } from './sibling-module';

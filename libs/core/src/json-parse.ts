@@ -1,5 +1,7 @@
 import { Worker } from 'node:worker_threads';
-import { closingQuote, jsonNestsDeeper, parseJsonText } from './untrusted';
+import type { ParseReply, ParseRequest } from './json-parse.worker';
+import { siblingModule } from './sibling-module';
+import { parseJsonText } from './untrusted';
 
 /** Bodies at least this large are parsed on a worker thread, so the event loop keeps serving others. */
 export const OFF_LOOP_BYTES = 256 * 1024;
@@ -39,8 +41,6 @@ function asBodyError(err: { message: string; type?: string }): JsonBodyError {
   return new JsonBodyError(err.message, err.type === 'entity.too.deep' ? 'entity.too.deep' : 'entity.parse.failed');
 }
 
-type Reply = { id: number; value?: unknown; raw?: ArrayBuffer; error?: string; type?: JsonBodyError['type'] };
-
 /** One lazily started worker thread that parses bodies in turn (unref'd: it never keeps the process alive). */
 class OffLoopParser {
   private readonly worker: Worker;
@@ -48,14 +48,14 @@ class OffLoopParser {
   private seq = 0;
 
   constructor() {
-    const source = [closingQuote, jsonNestsDeeper, parseJsonText].map((f) => f.toString()).join('\n') + WORKER_MAIN;
-    this.worker = new Worker(source, { eval: true });
+    const { file, execArgv } = siblingModule(__filename, 'json-parse.worker');
+    this.worker = new Worker(file, { execArgv });
     this.worker.unref();
-    this.worker.on('message', (r: Reply) => {
+    this.worker.on('message', (r: ParseReply) => {
       const w = this.waiting.get(r.id);
       this.waiting.delete(r.id);
-      if (r.error !== undefined) w?.reject(asBodyError({ message: r.error, type: r.type }));
-      else w?.resolve({ value: r.value, bytes: Buffer.from(r.raw!) });
+      if ('error' in r) w?.reject(asBodyError({ message: r.error, type: r.type }));
+      else w?.resolve({ value: r.value, bytes: Buffer.from(r.raw) });
     });
     this.worker.on('error', (err) => this.failAll(err));
     this.worker.on('exit', () => {
@@ -71,8 +71,8 @@ class OffLoopParser {
       // A body that owns its whole ArrayBuffer (any large one: Buffer.concat allocates it) travels to the thread
       // and back without a copy; the caller gets the same bytes back as `bytes` (connectors forward them).
       const owned = buf.byteOffset === 0 && buf.byteLength === buf.buffer.byteLength;
-      const raw = owned ? buf.buffer : new Uint8Array(buf).buffer;
-      this.worker.postMessage({ id, raw, maxDepth }, [raw as ArrayBuffer]);
+      const raw = (owned ? buf.buffer : new Uint8Array(buf).buffer) as ArrayBuffer;
+      this.worker.postMessage({ id, raw, maxDepth } satisfies ParseRequest, [raw]);
     });
   }
 
@@ -81,17 +81,6 @@ class OffLoopParser {
     this.waiting.clear();
   }
 }
-
-const WORKER_MAIN = `
-const { parentPort } = require('node:worker_threads');
-parentPort.on('message', ({ id, raw, maxDepth }) => {
-  try {
-    const value = parseJsonText(Buffer.from(raw), maxDepth);
-    parentPort.postMessage({ id, value, raw }, [raw]);
-  } catch (err) {
-    parentPort.postMessage({ id, error: err.message, type: err.type });
-  }
-});`;
 
 let parser: OffLoopParser | undefined;
 function offLoop(): OffLoopParser {

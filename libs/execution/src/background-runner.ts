@@ -1,7 +1,7 @@
 import type { Principal } from '@stoa/core';
 import { JobStatus, type JobService } from '@stoa/jobs';
 import { SessionStatus, type SessionService } from '@stoa/sessions';
-import type { CellRunner, SessionRun } from './cell-runner';
+import type { CellRunner, SessionRun } from './cell-runner.service';
 import type { ExecutionSettings } from './execution.config';
 import type { ExecuteCall, JobHandle } from './execution.types';
 

@@ -1,6 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { BatchRunner } from './batch-runner';
-import { CellRunner } from './cell-runner';
+import { BatchRunner } from './batch-runner.service';
+import { CellRunner } from './cell-runner.service';
 import { EXECUTION_SETTINGS, type ExecutionSettings } from './execution.config';
 import { ExecutionService } from './execution.service';
 

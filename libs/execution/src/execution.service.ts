@@ -3,7 +3,7 @@ import { InvalidInputError, UnavailableError, type Principal } from '@stoa/core'
 import { JobService } from '@stoa/jobs';
 import { SessionService, type SessionRuntime } from '@stoa/sessions';
 import { BackgroundRunner } from './background-runner';
-import { CellRunner, oversizedCode } from './cell-runner';
+import { CellRunner, oversizedCode } from './cell-runner.service';
 import { EXECUTION_SETTINGS, type ExecutionSettings } from './execution.config';
 import type { ExecuteInput, ExecuteOrigin, ExecuteResult, JobHandle } from './execution.types';
 import { InlineRunner } from './inline-runner';

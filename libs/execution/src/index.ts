@@ -16,4 +16,4 @@ export { truncateStderr, truncateStdout } from './truncation';
 /** Wire types of the execute tool. */
 export type { ExecuteInput, ExecuteOrigin, ExecuteResult, FunctionPolicy, JobHandle } from './execution.types';
 /** Parallel batch items: validation and isolated runs. */
-export { BatchRunner, batchItemCodes, type BatchItem, type BatchItemOutcome } from './batch-runner';
+export { BatchRunner, batchItemCodes, type BatchItem, type BatchItemOutcome } from './batch-runner.service';

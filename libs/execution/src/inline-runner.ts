@@ -2,7 +2,7 @@ import { settlesWithin } from '@stoa/core';
 import { ExecutionOutcome, type KernelExecution } from '@stoa/kernel';
 import type { SessionService } from '@stoa/sessions';
 import { type BackgroundRunner, PromotableOutput } from './background-runner';
-import type { CellRunner, SessionRun } from './cell-runner';
+import type { CellRunner, SessionRun } from './cell-runner.service';
 import type { ExecuteCall, ExecuteResult, JobHandle } from './execution.types';
 
 /** A foreground run that timed out registers nothing. */

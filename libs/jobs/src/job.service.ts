@@ -72,27 +72,14 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
     promoted: boolean,
     output = { stdout: '', stderr: '' },
   ): Promise<JobRecord> {
-    const now = Date.now();
-    const record: JobRecord = {
-      id: randomId('j_'),
-      owner,
+    const record = newJob(owner, sessionId, {
       kind: JobKind.background,
-      sessionId,
-      batchId: null,
-      inputIndex: null,
       status: JobStatus.running,
       description,
       replica: this.settings.replica,
-      createdAt: now,
-      startedAt: now,
-      completedAt: null,
-      stdout: '',
-      stderr: '',
-      error: null,
-      result: null,
-      payload: null,
+      startedAt: Date.now(),
       promoted,
-    };
+    });
     await this.repo.insertJobs([record]);
     this.live.set(record.id, { ...output, dirty: true });
     return record;
@@ -118,26 +105,9 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
       createdAt: now,
       cancelledAt: null,
     };
-    const jobs = items.map((item, i): JobRecord => ({
-      id: randomId('j_'),
-      owner,
-      kind: JobKind.batchItem,
-      sessionId: item.sessionId,
-      batchId: batch.id,
-      inputIndex: i,
-      status: JobStatus.queued,
-      description: '',
-      replica: null,
-      createdAt: now,
-      startedAt: null,
-      completedAt: null,
-      stdout: '',
-      stderr: '',
-      error: null,
-      result: null,
-      payload: null,
-      promoted: false,
-    }));
+    const jobs = items.map((item, i) =>
+      newJob(owner, item.sessionId, { kind: JobKind.batchItem, batchId: batch.id, inputIndex: i, createdAt: now }),
+    );
     let queued = 0;
     try {
       await this.repo.insertJobs(jobs);
@@ -278,4 +248,29 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
       .purgeBefore(Date.now() - this.settings.retentionMs)
       .catch((err: Error) => this.logger.warn({ err: err.message }, 'job retention sweep failed'));
   }
+}
+
+/** A job row as it is first written: queued, no output yet; `fields` says what this kind of job differs in. */
+function newJob(owner: string, sessionId: string, fields: Partial<JobRecord> & Pick<JobRecord, 'kind'>): JobRecord {
+  const createdAt = fields.createdAt ?? fields.startedAt ?? Date.now();
+  return {
+    id: randomId('j_'),
+    owner,
+    sessionId,
+    batchId: null,
+    inputIndex: null,
+    status: JobStatus.queued,
+    description: '',
+    replica: null,
+    startedAt: null,
+    completedAt: null,
+    stdout: '',
+    stderr: '',
+    error: null,
+    result: null,
+    payload: null,
+    promoted: false,
+    ...fields,
+    createdAt,
+  };
 }

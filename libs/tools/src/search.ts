@@ -102,17 +102,51 @@ interface ToolDoc {
   signature: string;
 }
 
+const INDEX_OPTIONS = {
+  fields: ['name', 'description', 'affordances', 'signature'],
+  tokenize,
+  processTerm,
+  searchOptions: {
+    boost: { name: 2, affordances: 1.5, signature: 0.5 },
+    bm25: { k: 1.5, b: 0.75, d: 0.5 },
+    prefix,
+    fuzzy,
+    maxFuzzy: FUZZY_MAX_EDITS,
+  },
+};
+
+/** What is indexed of one tool or skill, and the hit it answers as (all but the score). */
+interface Entry {
+  doc: Omit<ToolDoc, 'id'>;
+  hit: Omit<SearchHit, 'score'>;
+}
+
+/** One BM25 index (tools, or skills) and the hits it answers with, best first. */
+class HitIndex {
+  private readonly mini = new MiniSearch<ToolDoc>(INDEX_OPTIONS);
+
+  constructor(private readonly entries: Entry[]) {
+    this.mini.addAll(entries.map((e, id) => ({ id, ...e.doc })));
+  }
+
+  /** The best `n` hits with a positive score; for an empty query the first `n` entries, score 0. */
+  find(query: string, n: number): SearchHit[] {
+    if (!query.trim()) return this.entries.slice(0, n).map((e) => ({ ...e.hit, score: 0 }));
+    return this.mini
+      .search(query, { combineWith: 'OR' })
+      .filter((h: SearchResult) => h.score > 0)
+      .slice(0, n)
+      .map((h) => ({ ...this.entries[h.id as number]!.hit, score: round(h.score) }));
+  }
+}
+
 /**
  * BM25 search (MiniSearch, k1 = 1.5, b = 0.75) over tools (name + description + affordances, including
  * the affordances of the states each tool produces) and skills (name + description + states).
  */
 export class ToolSearch {
-  private readonly tools: MiniSearch<ToolDoc>;
-  private readonly skills: MiniSearch<ToolDoc>;
-  private readonly toolList: { tool: ToolDef; server: string }[];
-  private readonly skillList: { skill: SkillDef; server: string }[];
-  private readonly executeTool: (server: string) => string;
-  private readonly skillAccess: (skill: SkillDef, server: string) => string;
+  private readonly tools: HitIndex;
+  private readonly skills: HitIndex;
 
   /**
    * One catalog (an executor) or several (a router: each hit names its server). `executeTool` / `skillTool`
@@ -125,43 +159,47 @@ export class ToolSearch {
     private readonly limits: SearchConfig = searchConfigSchema.parse(undefined),
   ) {
     const list = Array.isArray(catalogs) ? (catalogs as readonly DomainCatalog[]) : [catalogs as DomainCatalog];
-    this.executeTool = typeof executeTool === 'string' ? () => executeTool : executeTool;
-    this.skillAccess =
-      typeof skillTool === 'string' ? (sk) => `Load with ${skillTool}(skill_name="${sk.name}")` : skillTool;
-    this.toolList = list.flatMap((c) => c.tools.map((tool) => ({ tool, server: c.serverName, states: c.states })));
-    this.skillList = list.flatMap((c) => c.skills.map((skill) => ({ skill, server: c.serverName })));
-    const statesOf = new Map(list.map((c) => [c.serverName, c.states]));
-    const options = {
-      fields: ['name', 'description', 'affordances', 'signature'],
-      tokenize,
-      processTerm,
-      searchOptions: {
-        boost: { name: 2, affordances: 1.5, signature: 0.5 },
-        bm25: { k: 1.5, b: 0.75, d: 0.5 },
-        prefix,
-        fuzzy,
-        maxFuzzy: FUZZY_MAX_EDITS,
-      },
-    };
-    this.tools = new MiniSearch<ToolDoc>(options);
-    this.tools.addAll(
-      this.toolList.map(({ tool: t, server }, id) => ({
-        id,
-        name: t.name,
-        description: t.description,
-        affordances: toolAffordances(t, statesOf.get(server) ?? []).join(' . '),
-        signature: signatureText(t),
-      })),
+    const execute = typeof executeTool === 'string' ? () => executeTool : executeTool;
+    const skillAccess =
+      typeof skillTool === 'string' ? (sk: SkillDef) => `Load with ${skillTool}(skill_name="${sk.name}")` : skillTool;
+    this.tools = new HitIndex(
+      list.flatMap((c) =>
+        c.tools.map((t) => ({
+          doc: {
+            name: t.name,
+            description: t.description,
+            affordances: toolAffordances(t, c.states).join(' . '),
+            signature: signatureText(t),
+          },
+          hit: {
+            name: t.name,
+            server_name: c.serverName,
+            description: t.description,
+            execution_type: 'mcp' as const,
+            type: 'tool' as const,
+            to_access: `Call via ${execute(c.serverName)}`,
+            state_requires: t.requires,
+            state_produces: t.produces,
+          },
+        })),
+      ),
     );
-    this.skills = new MiniSearch<ToolDoc>(options);
-    this.skills.addAll(
-      this.skillList.map(({ skill: s }, id) => ({
-        id,
-        name: s.name,
-        description: s.description,
-        affordances: s.states.join(' '),
-        signature: '',
-      })),
+    this.skills = new HitIndex(
+      list.flatMap((c) =>
+        c.skills.map((s) => ({
+          doc: { name: s.name, description: s.description, affordances: s.states.join(' '), signature: '' },
+          hit: {
+            name: s.name,
+            server_name: c.serverName,
+            description: s.description,
+            execution_type: 'skill' as const,
+            type: 'skill' as const,
+            to_access: skillAccess(s, c.serverName),
+            state_requires: [],
+            state_produces: [],
+          },
+        })),
+      ),
     );
   }
 
@@ -191,54 +229,9 @@ export class ToolSearch {
 
   search(query: string, top: number, category: SearchCategory): { tools: SearchHit[]; skills: SearchHit[] } {
     const n = Math.max(0, top);
-    const wantTools = category !== 'skills';
-    const wantSkills = category !== 'tools';
-    if (!query.trim()) {
-      return {
-        tools: wantTools ? this.toolList.slice(0, n).map((e) => this.toolHit(e, 0)) : [],
-        skills: wantSkills ? this.skillList.slice(0, n).map((e) => this.skillHit(e, 0)) : [],
-      };
-    }
-    const pick = (hits: SearchResult[]) => hits.filter((h) => h.score > 0).slice(0, n);
     return {
-      tools: wantTools
-        ? pick(this.tools.search(query, { combineWith: 'OR' })).map((h) =>
-            this.toolHit(this.toolList[h.id as number]!, h.score),
-          )
-        : [],
-      skills: wantSkills
-        ? pick(this.skills.search(query, { combineWith: 'OR' })).map((h) =>
-            this.skillHit(this.skillList[h.id as number]!, h.score),
-          )
-        : [],
-    };
-  }
-
-  private toolHit({ tool: t, server }: { tool: ToolDef; server: string }, score: number): SearchHit {
-    return {
-      name: t.name,
-      server_name: server,
-      description: t.description,
-      execution_type: 'mcp',
-      type: 'tool',
-      to_access: `Call via ${this.executeTool(server)}`,
-      score: round(score),
-      state_requires: t.requires,
-      state_produces: t.produces,
-    };
-  }
-
-  private skillHit({ skill: s, server }: { skill: SkillDef; server: string }, score: number): SearchHit {
-    return {
-      name: s.name,
-      server_name: server,
-      description: s.description,
-      execution_type: 'skill',
-      type: 'skill',
-      to_access: this.skillAccess(s, server),
-      score: round(score),
-      state_requires: [],
-      state_produces: [],
+      tools: category !== 'skills' ? this.tools.find(query, n) : [],
+      skills: category !== 'tools' ? this.skills.find(query, n) : [],
     };
   }
 }

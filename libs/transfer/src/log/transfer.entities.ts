@@ -1,11 +1,8 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 import { epochMs } from '@stoa/persistence';
 
-/** A file an execution wrote to its session's AGORA_OUTPUT_DIR (reference §2.7). */
-@Entity('artifact_records')
-@Index('idx_artifacts_session', ['sessionId'])
-@Index('idx_artifacts_owner_at', ['owner', 'at'])
-export class ArtifactEntity {
+/** What every transfer-log row has: its id, when (epoch ms) and whose. */
+abstract class OwnedRecord {
   @PrimaryColumn({ type: 'varchar', length: 40 })
   id!: string;
 
@@ -14,7 +11,13 @@ export class ArtifactEntity {
 
   @Column({ type: 'varchar', length: 300 })
   owner!: string;
+}
 
+/** A file an execution wrote to its session's AGORA_OUTPUT_DIR (reference §2.7). */
+@Entity('artifact_records')
+@Index('idx_artifacts_session', ['sessionId'])
+@Index('idx_artifacts_owner_at', ['owner', 'at'])
+export class ArtifactEntity extends OwnedRecord {
   @Column({ name: 'session_id', type: 'varchar', length: 200 })
   sessionId!: string;
 
@@ -32,16 +35,7 @@ export class ArtifactEntity {
 @Entity('transfer_records')
 @Index('idx_transfers_owner_at', ['owner', 'at'])
 @Index('idx_transfers_at', ['at'])
-export class TransferEntity {
-  @PrimaryColumn({ type: 'varchar', length: 40 })
-  id!: string;
-
-  @Column({ type: 'bigint', transformer: epochMs })
-  at!: number;
-
-  @Column({ type: 'varchar', length: 300 })
-  owner!: string;
-
+export class TransferEntity extends OwnedRecord {
   /** out | in */
   @Column({ type: 'varchar', length: 4 })
   direction!: string;

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InvalidInputError, isPyIdentifier, pyRepr } from '@stoa/core';
 import { JobStatus } from '@stoa/jobs';
 import { KernelService } from '@stoa/kernel';
-import { CellRunner } from './cell-runner';
+import { CellRunner } from './cell-runner.service';
 import type { ExecuteResult } from './execution.types';
 import { emptyResult } from './result-shape';
 

@@ -5,7 +5,7 @@ import { UpstreamPool, type FastPathHooks, type ForwardOutcome, type RpcBody } f
 import { isExecuteTool } from '@stoa/mcp';
 import type { GatewaySettings } from './gateway.config';
 import { GATEWAY_SETTINGS } from './gateway.tokens';
-import { RateLimits } from './rate-limits';
+import { RateLimits } from './rate-limits.service';
 import { ToolPolicy } from './tool-policy';
 
 /** Policy, rate limits and audit around every proxied call, on the fast path and the SDK path alike. */

@@ -1,0 +1,63 @@
+import type { DynamicModule, Provider, Type } from '@nestjs/common';
+import { AuthModule, type AuthModuleOptions } from '@stoa/auth';
+import { LoggingModule } from '@stoa/core';
+import { ConnectorMcpController, ConnectorMcpService } from './connector-mcp';
+import { createUpstreamPool } from './pool-factory';
+import { PoolLifecycle } from './pool-lifecycle.service';
+import { UpstreamPool } from './upstream-pool';
+import type { PoolConfig, UpstreamConfig } from './upstream.config';
+
+/** The keys every connector config has. */
+interface ConnectorConfig {
+  auth: AuthModuleOptions['auth'];
+  server: { public_url?: string; port: number };
+  connectors: PoolConfig;
+}
+
+/** What a connector app (router, gateway, dispatcher) adds to the parts every connector has. */
+export interface ConnectorModuleSpec {
+  /** `router`, `gateway`, `dispatcher`: names the logger (`stoa-router`) and the admin token file. */
+  app: string;
+  config: ConnectorConfig;
+  /** The app's settings provider (`{ provide: ROUTER_SETTINGS, useValue: s }`). */
+  settings: Provider;
+  upstreams: readonly UpstreamConfig[];
+  /** Pool settings when not `config.connectors` as written. */
+  pool?: PoolConfig;
+  /** Where a no-op server writes its admin token; default `data/{app}-{port}.admin-token`. */
+  adminTokenFile?: string;
+  /** The app's MCP surface; `/mcp` serves it. */
+  mcp: Type<ConnectorMcpService>;
+  imports?: DynamicModule[];
+  controllers?: Type[];
+  providers?: Provider[];
+}
+
+/**
+ * The module of a connector app: logging, auth, the upstream pool (connected at start, closed on shutdown) and
+ * `/mcp` over the app's surface, plus the app's own imports, controllers and providers.
+ */
+export function connectorModule(module: Type, spec: ConnectorModuleSpec): DynamicModule {
+  const { auth, server, connectors } = spec.config;
+  return {
+    module,
+    imports: [
+      LoggingModule.forRoot(`stoa-${spec.app}`),
+      AuthModule.forRoot({
+        auth,
+        publicBaseUrl: server.public_url,
+        adminTokenFile: spec.adminTokenFile ?? `data/${spec.app}-${server.port}.admin-token`,
+      }),
+      ...(spec.imports ?? []),
+    ],
+    controllers: [ConnectorMcpController, ...(spec.controllers ?? [])],
+    providers: [
+      spec.settings,
+      { provide: UpstreamPool, useFactory: () => createUpstreamPool(spec.upstreams, spec.pool ?? connectors, auth) },
+      PoolLifecycle,
+      spec.mcp,
+      { provide: ConnectorMcpService, useExisting: spec.mcp },
+      ...(spec.providers ?? []),
+    ],
+  };
+}
