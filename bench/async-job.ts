@@ -15,11 +15,20 @@
  *     start + run), inline. Closing the sessions afterwards is not timed.
  */
 import { rmSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import { BullMqJobQueue, InProcessJobQueue, type JobProcessor, type JobQueue } from '@stoa/jobs';
 import { type RunningExecutor, startExecutor } from '../test/support/executor-process';
-import { emit, emitFigures, note, quietNestLogger, rounds, summarize, type Summary, runBench } from './lib/bench';
+import {
+  emit,
+  emitFigures,
+  note,
+  noteLoadAverage,
+  quietNestLogger,
+  rounds,
+  summarize,
+  type Summary,
+  runBench,
+} from './lib/bench';
 import {
   adminBatchTimes,
   BENCH_REDIS_URL,
@@ -185,6 +194,20 @@ function emitPair(subject: string, s: Summary, baseline: string, b: Summary): vo
   emit({ bench: BENCH, subject, metric: 'p50_added_ms', value: r3(s.p50_ms - b.p50_ms), n: s.n, baseline });
 }
 
+/**
+ * The figures of one comparison: the baseline's, each backend's against it (with the ms it adds), then
+ * BullMQ's against in-process.
+ */
+function emitBackends<K extends string>(samples: Record<K, number[]>, baseline: K, inProcess: K, bullmq: K): void {
+  const base = summarize(samples[baseline]);
+  const inp = summarize(samples[inProcess]);
+  const bull = summarize(samples[bullmq]);
+  emitFigures(BENCH, baseline, base);
+  emitPair(inProcess, inp, baseline, base);
+  emitPair(bullmq, bull, baseline, base);
+  emitFigures(BENCH, bullmq, bull, { name: inProcess, summary: inp });
+}
+
 /** `started` collects the executors it starts (stopped here; the caller removes their directories). */
 async function mcpLayer(prefix: string, started: RunningExecutor[]): Promise<void> {
   const start = async (label: string, config: Record<string, unknown>) => {
@@ -325,21 +348,8 @@ async function mcpLayer(prefix: string, started: RunningExecutor[]): Promise<voi
       );
     }
 
-    const sync = summarize(warm.sync);
-    const inp = summarize(warm['async-in-process']);
-    const bull = summarize(warm['async-bullmq']);
-    emitFigures(BENCH, 'sync', sync);
-    emitPair('async-in-process', inp, 'sync', sync);
-    emitPair('async-bullmq', bull, 'sync', sync);
-    emitFigures(BENCH, 'async-bullmq', bull, { name: 'async-in-process', summary: inp });
-
-    const fresh = summarize(batch['sync-new-session']);
-    const bInp = summarize(batch['batch-in-process']);
-    const bBull = summarize(batch['batch-bullmq']);
-    emitFigures(BENCH, 'sync-new-session', fresh);
-    emitPair('batch-in-process', bInp, 'sync-new-session', fresh);
-    emitPair('batch-bullmq', bBull, 'sync-new-session', fresh);
-    emitFigures(BENCH, 'batch-bullmq', bBull, { name: 'batch-in-process', summary: bInp });
+    emitBackends(warm, 'sync', 'async-in-process', 'async-bullmq');
+    emitBackends(batch, 'sync-new-session', 'batch-in-process', 'batch-bullmq');
     await Promise.all(clients.map((c) => c.close()));
   } catch (err) {
     for (const ex of started) note(`executor ${ex.url} logs:\n${ex.logs()}`);
@@ -351,11 +361,7 @@ async function mcpLayer(prefix: string, started: RunningExecutor[]): Promise<voi
 
 async function main(): Promise<void> {
   quietNestLogger();
-  note(
-    `load average at start: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')} (other work on the machine skews the figures)`,
-  );
+  noteLoadAverage();
   const portPrefix = uniquePrefix('port');
   const exPrefix = uniquePrefix('async');
   const executors: RunningExecutor[] = [];
@@ -368,13 +374,5 @@ async function main(): Promise<void> {
       note(`redis: ${await dropRedisPrefix(BENCH_REDIS_URL, p)} keys under ${p}: deleted`);
   }
 }
-
-process.on('exit', () =>
-  note(
-    `load average at end: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  ),
-);
 
 runBench(BENCH, main);

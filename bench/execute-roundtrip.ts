@@ -7,9 +7,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ExecutionOutcome, KernelService } from '@stoa/kernel';
+import { ExecutionOutcome } from '@stoa/kernel';
 import { startExecutor } from '../test/support/executor-process';
 import { emitFigures, note, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
+import { benchKernels } from './lib/kernels';
 import { connect } from './lib/mcp';
 
 const BENCH = 'execute-roundtrip';
@@ -21,13 +22,7 @@ const KERNEL_OPTS = { timeoutMs: 300_000, graceMs: 3_000, captureChars: 50_000 }
 async function main(): Promise<void> {
   quietNestLogger();
   const executor = await startExecutor();
-  const kernels = new KernelService({
-    python: 'python3',
-    env: {},
-    passthroughEnv: [],
-    startTimeoutMs: 20_000,
-    dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')),
-  });
+  const kernels = benchKernels();
   const cwd = mkdtempSync(join(tmpdir(), 'stoa-bench-'));
   const scratch = [cwd];
   try {

@@ -7,21 +7,12 @@
  * the three batches N times (order reversed every other round) and reports the means.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { KernelService } from '@stoa/kernel';
 import { type RunningExecutor, startExecutor } from '../test/support/executor-process';
-import { emit, note, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
-import {
-  adminBatchTimes,
-  BENCH_REDIS_URL,
-  type BatchView,
-  dropRedisPrefix,
-  pollBatch,
-  realPython,
-  runToExit,
-  uniquePrefix,
-} from './lib/jobs';
+import { emit, note, noteLoadAverage, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
+import { adminBatchTimes, BENCH_REDIS_URL, type BatchView, dropRedisPrefix, pollBatch, uniquePrefix } from './lib/jobs';
+import { benchKernels, realPython, runToExit } from './lib/kernels';
 import { type BenchClient, connect } from './lib/mcp';
 
 const BENCH = 'parallel-scaling';
@@ -109,20 +100,10 @@ function check(view: BatchView, items: number): void {
 
 async function main(): Promise<void> {
   quietNestLogger();
-  note(
-    `load average at start: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')} (other work on the machine skews the figures)`,
-  );
+  noteLoadAverage();
   const python = realPython();
   note(`python: ${python}`);
-  const kernels = new KernelService({
-    python: 'python3',
-    env: {},
-    passthroughEnv: [],
-    startTimeoutMs: 20_000,
-    dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')),
-  });
+  const kernels = benchKernels();
   const cwd = mkdtempSync(join(tmpdir(), 'stoa-bench-'));
   const prefix = uniquePrefix('scaling');
   const configs: Config[] = [
@@ -312,13 +293,5 @@ async function main(): Promise<void> {
     note(`redis: ${await dropRedisPrefix(BENCH_REDIS_URL, prefix)} keys under ${prefix}: deleted`);
   }
 }
-
-process.on('exit', () =>
-  note(
-    `load average at end: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(' ')}`,
-  ),
-);
 
 runBench(BENCH, main);

@@ -6,51 +6,27 @@
  * (spawn → driver ready → bootstrap), measured interleaved in the same run. Before each pooled sample the
  * pool is refilled (not timed): the figure is what a new session costs when the pool is keeping up.
  */
-import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { KernelService } from '@stoa/kernel';
 import { startExecutor } from '../test/support/executor-process';
 import { emitFigures, note, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
+import { benchKernels, realPython, runToExit } from './lib/kernels';
 import { connect } from './lib/mcp';
 
 const BENCH = 'session-start';
 const WARMUP = rounds(3, 1);
 const SAMPLES = rounds(40, 2);
 
-/** The real interpreter behind `python3` (no pyenv shim or other wrapper in the measured spawn). */
-function realPython(): string {
-  return execFileSync(process.env.BENCH_PYTHON ?? 'python3', ['-c', 'import sys; print(sys.executable)'], {
-    encoding: 'utf8',
-  }).trim();
-}
-
-function runToExit(exe: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(exe, args, { stdio: 'ignore' });
-    child.once('error', reject);
-    child.once('exit', (code, signal) =>
-      code === 0 ? resolve() : reject(new Error(`${exe} exited with ${signal ?? code}`)),
-    );
-  });
-}
-
 async function main(): Promise<void> {
   quietNestLogger();
-  const python = realPython();
+  const python = realPython(process.env.BENCH_PYTHON);
   note(`python: ${python}`);
   // BENCH_PYTHON picks the interpreter for every subject (default python3), e.g. /usr/bin/python3.
   const environment = { python };
   const executor = await startExecutor({ config: { environment, sessions: { warm_pool: 2 } } });
   const cold = await startExecutor({ config: { environment, sessions: { warm_pool: 0 } } });
-  const kernels = new KernelService({
-    python,
-    env: {},
-    passthroughEnv: [],
-    startTimeoutMs: 20_000,
-    dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')),
-  });
+  const kernels = benchKernels(python);
   const cwd = mkdtempSync(join(tmpdir(), 'stoa-bench-'));
   const scratch = [cwd];
   try {

@@ -1,3 +1,4 @@
+import { loadavg } from 'node:os';
 import { Logger, type LoggerService } from '@nestjs/common';
 
 /** Nearest-rank percentile of `samples` (ms); p in (0, 100]. */
@@ -56,6 +57,16 @@ export async function timed(fn: () => Promise<unknown>): Promise<number> {
 /** Progress / diagnostics go to stderr so stdout stays JSON lines. */
 export function note(msg: string): void {
   process.stderr.write(`[bench] ${msg}\n`);
+}
+
+/** Notes the load average now and again at exit: other work on the machine skews the figures. */
+export function noteLoadAverage(): void {
+  const load = () =>
+    loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
+  note(`load average at start: ${load()} (other work on the machine skews the figures)`);
+  process.on('exit', () => note(`load average at end: ${load()}`));
 }
 
 /** Nest's default logger writes to stdout; route warnings and errors to stderr, drop the rest. */

@@ -1,5 +1,4 @@
 /** Helpers shared by the job benches (async-job, parallel-scaling). */
-import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { BenchClient } from './mcp';
@@ -31,22 +30,6 @@ export async function dropRedisPrefix(url: string, prefix: string): Promise<numb
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** The real interpreter behind `python3` (no pyenv shim or other wrapper in the measured spawn). */
-export function realPython(): string {
-  return execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
-}
-
-/** Spawns `exe args` directly (no shell) and resolves when it exits 0. */
-export function runToExit(exe: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(exe, args, { stdio: 'ignore' });
-    child.once('error', reject);
-    child.once('exit', (code, signal) =>
-      code === 0 ? resolve() : reject(new Error(`${exe} exited with ${signal ?? code}`)),
-    );
-  });
-}
 
 export interface BatchItemView {
   job_id: string;

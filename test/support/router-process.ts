@@ -1,20 +1,13 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
+import { type AppProcess, spawnApp } from './app-process';
 import { DISPATCHER_MAIN, GATEWAY_MAIN, ROUTER_MAIN } from './paths';
 import { freePort } from './ports';
-import { TEST_ADMIN_TOKEN } from './admin';
 
-export interface RunningRouter {
-  url: string;
-  mcpUrl: string;
-  port: number;
-  proc: ChildProcess;
-  logs: () => string;
-  stop: (signal?: NodeJS.Signals) => Promise<number | null>;
-}
+/** A router, gateway or dispatcher process. */
+export type RunningRouter = AppProcess;
 
 /** Starts `node dist/apps/router/main.js` with a config on a free port; resolves once /health answers. */
 export function startRouter(config: Record<string, unknown>, env: Record<string, string> = {}): Promise<RunningRouter> {
@@ -47,40 +40,9 @@ async function startConnector(
   env: Record<string, string>,
 ): Promise<RunningRouter> {
   const dir = mkdtempSync(join(tmpdir(), 'stoa-connector-'));
-  const port = await freePort();
-  const file = join(dir, 'connector.yaml');
-  writeFileSync(file, stringify(config));
-  const proc = spawn(process.execPath, [main, '--config', file, '--port', String(port)], {
-    env: { ...process.env, LOG_LEVEL: 'warn', STOA_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let logs = '';
-  proc.stdout?.on('data', (d: Buffer) => (logs += d.toString()));
-  proc.stderr?.on('data', (d: Buffer) => (logs += d.toString()));
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (proc.exitCode !== null) throw new Error(`connector exited with ${proc.exitCode}:\n${logs}`);
-    try {
-      if ((await fetch(`${url}/health`)).ok) break;
-    } catch {
-      /* not listening yet */
-    }
-    if (Date.now() > deadline) throw new Error(`connector did not become healthy:\n${logs}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    url,
-    mcpUrl: `${url}/mcp`,
-    port,
-    proc,
-    logs: () => logs,
-    stop: async (signal = 'SIGTERM') => {
-      if (proc.exitCode === null) proc.kill(signal);
-      return exited;
-    },
-  };
+  const configFile = join(dir, 'connector.yaml');
+  writeFileSync(configFile, stringify(config));
+  return spawnApp({ what: 'connector', main, configFile, port: await freePort(), env });
 }
 
 /** Polls `fn` until it returns a value (or the deadline passes, failing loudly with `what`). */

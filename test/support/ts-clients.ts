@@ -103,3 +103,69 @@ function wrap(client: SdkClient): TestClient {
     close: () => client.close(),
   };
 }
+
+/**
+ * One stateless 2026-07-28 tools/call by raw fetch (little JSON work in this process, and headers of one's own
+ * such as `mcp-param-*`), as alice unless `token` says otherwise; the tool result's text must be JSON.
+ */
+export async function rawToolCall(
+  mcpUrl: string,
+  tool: string,
+  args: Record<string, unknown>,
+  o: { token?: string; headers?: Record<string, string> } = {},
+): Promise<{ isError: boolean; text: string; json: Record<string, unknown> }> {
+  const body = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: {
+      name: tool,
+      arguments: args,
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  };
+  const res = await fetch(mcpUrl, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': tool,
+      authorization: `Bearer ${o.token ?? devToken('alice')}`,
+      ...o.headers,
+    },
+    body: JSON.stringify(body),
+  });
+  const raw = await res.text();
+  const message = JSON.parse(raw.startsWith('{') ? raw : (/^data: (.*)$/m.exec(raw)?.[1] ?? raw)) as {
+    result: { isError?: boolean; content: { text: string }[] };
+  };
+  const text = message.result.content.map((c) => c.text).join('');
+  return { isError: message.result.isError === true, text, json: JSON.parse(text) as Record<string, unknown> };
+}
+
+/**
+ * Cancels a 30 s sleep in `sessionId` after `ms` (MCP cancellation), then runs `name` there: its stdout shows
+ * whether the session kept its variables; `elapsedMs` (cancel sent → answer back) whether the kernel was
+ * interrupted rather than left to finish.
+ */
+export async function cancelSleepThenRead(
+  client: TestClient,
+  sessionId: unknown,
+  name: string,
+  ms: number,
+): Promise<{ stdout: unknown; elapsedMs: number }> {
+  if (!client.callAndCancel) throw new Error('this client cannot cancel a call (use v2Client)');
+  const started = Date.now();
+  await client.callAndCancel(
+    'execute_demo_code',
+    { code: 'import time\ntime.sleep(30)', execution_session_id: sessionId },
+    ms,
+  );
+  const next = await client.call('execute_demo_code', { code: name, execution_session_id: sessionId });
+  return { stdout: next.json.stdout, elapsedMs: Date.now() - started };
+}

@@ -3,7 +3,7 @@ import { createServer, request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
 import { startDispatcher, until, type RunningRouter } from '../../../test/support/router-process';
-import { devToken, v2Client, type TestClient } from '../../../test/support/ts-clients';
+import { devToken, rawToolCall, v2Client, type TestClient } from '../../../test/support/ts-clients';
 import { ADMIN } from '../../../test/support/admin';
 
 const KEY = 'dispatcher-test-key-0123456789abcdef';
@@ -97,33 +97,13 @@ describe('dispatcher over three identical workers (real processes)', () => {
     expect((await legacy.call('execute_demo_code', { code: 'counter' })).json.stdout).toBe('4\n');
     const c = await client(dispatchers.rr2!, 'old');
     const s = await c.call('execute_demo_code', { code: 'h = "by header"' });
-    const body = {
-      jsonrpc: '2.0',
-      id: 7,
-      method: 'tools/call',
-      params: {
-        name: 'execute_demo_code',
-        arguments: { code: 'h', execution_session_id: s.json.session_id },
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    };
-    const res = await fetch(dispatchers.rr!.mcpUrl, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
-        'mcp-name': 'execute_demo_code',
-        'mcp-param-execution-session-id': String(s.json.session_id),
-        authorization: `Bearer ${devToken('old')}`,
-      },
-      body: JSON.stringify(body),
-    });
-    expect(await res.text()).toContain('by header');
+    const r = await rawToolCall(
+      dispatchers.rr!.mcpUrl,
+      'execute_demo_code',
+      { code: 'h', execution_session_id: s.json.session_id },
+      { token: devToken('old'), headers: { 'mcp-param-execution-session-id': String(s.json.session_id) } },
+    );
+    expect(r.text).toContain('by header');
   });
 
   it('with sessions.session_id_header, executors declare execution_session_id as x-mcp-header and 2026-07-28 clients mirror it', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
-import { v2Client, type TestClient } from '../../../test/support/ts-clients';
+import { cancelSleepThenRead, v2Client, type TestClient } from '../../../test/support/ts-clients';
 
 describe('kernel behaviour through MCP', () => {
   let ex: RunningExecutor;
@@ -54,18 +54,9 @@ describe('kernel behaviour through MCP', () => {
       const client = await v2Client(ex.mcpUrl, mode);
       try {
         const s = await client.call('execute_demo_code', { code: 'kept_before_cancel = 3' });
-        const started = Date.now();
-        await client.callAndCancel?.(
-          'execute_demo_code',
-          { code: 'import time\ntime.sleep(30)', execution_session_id: s.json.session_id },
-          400,
-        );
-        const next = await client.call('execute_demo_code', {
-          code: 'kept_before_cancel',
-          execution_session_id: s.json.session_id,
-        });
-        expect(next.json.stdout).toBe('3\n');
-        expect(Date.now() - started).toBeLessThan(10_000);
+        const after = await cancelSleepThenRead(client, s.json.session_id, 'kept_before_cancel', 400);
+        expect(after.stdout).toBe('3\n');
+        expect(after.elapsedMs).toBeLessThan(10_000);
       } finally {
         await client.close();
       }

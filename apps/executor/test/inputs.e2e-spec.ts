@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
+import { shutDown } from '../../../test/support/app-process';
 import { until } from '../../../test/support/router-process';
 import { devToken, v2Client, type TestClient } from '../../../test/support/ts-clients';
 import { bubblewrapAvailable } from '../../../test/support/sandbox';
@@ -27,11 +28,7 @@ describe('asset tags and handles', () => {
     alice = await v2Client(ex.mcpUrl, 'auto', devToken('alice'));
     bob = await v2Client(ex.mcpUrl, 'auto', devToken('bob'));
   });
-  afterAll(async () => {
-    await alice?.close();
-    await bob?.close();
-    await ex?.stop();
-  });
+  afterAll(() => shutDown(alice, bob, ex));
 
   it('<local> tags in assignments and call arguments become pathlib.Path variables of cached copies', async () => {
     const samples = join(ex.dataDir, 'datasets', 'lab', 'samples.csv');

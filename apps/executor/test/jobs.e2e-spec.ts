@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { shutDown } from '../../../test/support/app-process';
 import { redisAvailable, TEST_REDIS_URL } from '../../../test/support/databases';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
 import { devToken, v2Client, type TestClient } from '../../../test/support/ts-clients';
@@ -42,11 +43,7 @@ describe.each(backends)('background jobs and batches (%s)', (kind) => {
     alice = await v2Client(ex.mcpUrl, 'auto', devToken('alice'));
     bob = await v2Client(ex.mcpUrl, 'auto', devToken('bob'));
   });
-  afterAll(async () => {
-    await alice?.close();
-    await bob?.close();
-    await ex?.stop();
-  });
+  afterAll(() => shutDown(alice, bob, ex));
 
   it('adaptive mode answers fast code inline', async () => {
     const r = await alice.call('execute_demo_code', { code: '1 + 1' });

@@ -5,7 +5,7 @@ import { startExecutor, type RunningExecutor } from '../../../test/support/execu
 import { ROOT } from '../../../test/support/paths';
 import { pyCalls } from '../../../test/support/py-client';
 import { startRouter, until, type RunningRouter } from '../../../test/support/router-process';
-import { devToken, v2Client, type TestClient } from '../../../test/support/ts-clients';
+import { devToken, rawToolCall, v2Client, type TestClient } from '../../../test/support/ts-clients';
 import { ADMIN } from '../../../test/support/admin';
 
 const demoDir = join(ROOT, 'examples', 'servers', 'demo');
@@ -36,45 +36,6 @@ async function whileHealthPolled<T>(
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-
-/** One stateless 2026-07-28 tools/call by raw fetch (so this process does little JSON work while it polls /health). */
-async function rawToolCall(
-  mcpUrl: string,
-  tool: string,
-  args: Record<string, unknown>,
-): Promise<{ isError: boolean; text: string; json: Record<string, unknown> }> {
-  const body = {
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'tools/call',
-    params: {
-      name: tool,
-      arguments: args,
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientCapabilities': {},
-      },
-    },
-  };
-  const res = await fetch(mcpUrl, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': tool,
-      authorization: `Bearer ${devToken('alice')}`,
-    },
-    body: JSON.stringify(body),
-  });
-  const raw = await res.text();
-  const message = JSON.parse(raw.startsWith('{') ? raw : (/^data: (.*)$/m.exec(raw)?.[1] ?? raw)) as {
-    result: { isError?: boolean; content: { text: string }[] };
-  };
-  const text = message.result.content.map((c) => c.text).join('');
-  return { isError: message.result.isError === true, text, json: JSON.parse(text) as Record<string, unknown> };
-}
 
 /** search, session and failure answers of the tools themselves, on an executor and through a router over it. */
 describe('tool inputs on an executor and through a router', () => {

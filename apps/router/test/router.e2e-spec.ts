@@ -4,7 +4,7 @@ import { startExecutor, type RunningExecutor } from '../../../test/support/execu
 import { ROOT } from '../../../test/support/paths';
 import { pyCalls } from '../../../test/support/py-client';
 import { startRouter, until, type RunningRouter } from '../../../test/support/router-process';
-import { devToken, v1Client, v2Client, type TestClient } from '../../../test/support/ts-clients';
+import { cancelSleepThenRead, devToken, v1Client, v2Client, type TestClient } from '../../../test/support/ts-clients';
 import { ADMIN } from '../../../test/support/admin';
 
 const ex = (name: 'demo' | 'science') => {
@@ -140,18 +140,9 @@ describe('router over the demo and science executors (real processes)', () => {
     });
     expect(r.json.success).toBe(true);
     expect(r.progress.join('\n')).toContain('step 1');
-    const started = Date.now();
-    await alice.callAndCancel!(
-      'execute_demo_code',
-      { code: 'import time\ntime.sleep(30)', execution_session_id: s.json.session_id },
-      500,
-    );
-    const next = await alice.call('execute_demo_code', {
-      code: 'before_cancel',
-      execution_session_id: s.json.session_id,
-    });
-    expect(next.json.stdout).toBe('3\n');
-    expect(Date.now() - started).toBeLessThan(10_000);
+    const after = await cancelSleepThenRead(alice, s.json.session_id, 'before_cancel', 500);
+    expect(after.stdout).toBe('3\n');
+    expect(after.elapsedMs).toBeLessThan(10_000);
   });
 
   it('runs background jobs and parallel batches through the router', async () => {

@@ -4,32 +4,23 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { noopPrincipal } from '@stoa/auth';
 import { ConfigError } from '@stoa/config';
 import type { Principal } from '@stoa/core';
-import { TestOidcIssuer } from '../../../test/support/oidc-issuer';
+import type { TestOidcIssuer } from '../../../test/support/oidc-issuer';
 import {
   httpsNetworkClient,
   upstreamAuthSchema,
   UpstreamCredentials,
   type ConnectorIdentity,
 } from '../src/credentials';
+import { CONNECTOR_SECRET, entraConnector, entraUser, startConnectorIssuer, UPSTREAM } from './entra-fixture';
 
 /** Upstream auth blocks as the seed docs write them (no mode), and shared identities beside real auth. */
-const SECRET = 'router-secret-caller-1';
-const OTHER = 'api://files-upstream';
-
 let idp: TestOidcIssuer;
 let entra: ConnectorIdentity;
 const noop: ConnectorIdentity = { mode: 'noop', audiences: [] };
 
 beforeAll(async () => {
-  idp = await TestOidcIssuer.start();
-  idp.registerClient(idp.clientId, SECRET);
-  entra = {
-    mode: 'entra',
-    audiences: [idp.clientId, `api://${idp.clientId}`],
-    tenantId: idp.tenant,
-    clientId: idp.clientId,
-    authority: idp.authority,
-  };
+  idp = await startConnectorIssuer();
+  entra = entraConnector(idp);
 });
 afterAll(async () => {
   await idp?.close();
@@ -46,15 +37,7 @@ function credentials(auth: unknown, connector: ConnectorIdentity): UpstreamCrede
   });
 }
 
-async function user(oid: string): Promise<Principal> {
-  return {
-    id: `${oid}@${idp.tenant}`,
-    roles: [],
-    scopes: ['access_as_user'],
-    source: 'entra',
-    token: await idp.token({ oid, scp: 'access_as_user' }),
-  };
-}
+const user = (oid: string) => entraUser(idp, oid);
 
 /** The principal a no-op upstream resolves from the Authorization header it receives. */
 const seenUpstream = (header: string | undefined) => noopPrincipal(header).id;
@@ -68,20 +51,20 @@ describe('an upstream auth block without mode', () => {
   });
 
   it("exchanges the caller's token on behalf of the caller when the upstream's audience differs, with the connector's app registration", async () => {
-    vi.stubEnv('UPSTREAM_CLIENT_SECRET', SECRET);
-    const c = credentials({ audience: OTHER }, entra);
+    vi.stubEnv('UPSTREAM_CLIENT_SECRET', CONNECTOR_SECRET);
+    const c = credentials({ audience: UPSTREAM }, entra);
     expect(c.mode).toBe('obo');
     const header = await c.authorization(await user('bob'));
     expect(decodeJwt(String(header).slice('Bearer '.length))).toMatchObject({
-      aud: OTHER,
+      aud: UPSTREAM,
       oid: 'bob',
       azp: idp.clientId,
     });
   });
 
   it('names the secret on-behalf-of still needs when the upstream audience differs and no secret is set', () => {
-    expect(() => credentials({ audience: OTHER }, entra)).toThrow(ConfigError);
-    expect(() => credentials({ audience: OTHER }, entra)).toThrow(
+    expect(() => credentials({ audience: UPSTREAM }, entra)).toThrow(ConfigError);
+    expect(() => credentials({ audience: UPSTREAM }, entra)).toThrow(
       /not this connector's own.*on-behalf-of.*auth\.client_secret: .*UPSTREAM_CLIENT_SECRET/s,
     );
   });
@@ -102,12 +85,12 @@ describe('an upstream auth block without mode', () => {
 
 describe('a shared upstream identity (none, client_credentials)', () => {
   it('is refused beside Entra auth, naming shared_identity_acknowledged', () => {
-    vi.stubEnv('UPSTREAM_CLIENT_SECRET', SECRET);
+    vi.stubEnv('UPSTREAM_CLIENT_SECRET', CONNECTOR_SECRET);
     for (const auth of [
       { mode: 'none' },
       {
         mode: 'client_credentials',
-        audience: OTHER,
+        audience: UPSTREAM,
         tenant_id: idp.tenant,
         client_id: idp.clientId,
         authority: idp.authority,

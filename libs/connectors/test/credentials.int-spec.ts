@@ -4,7 +4,7 @@ import { decodeJwt } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '@stoa/config';
 import type { Principal } from '@stoa/core';
-import { TestOidcIssuer } from '../../../test/support/oidc-issuer';
+import type { TestOidcIssuer } from '../../../test/support/oidc-issuer';
 import {
   httpsNetworkClient,
   upstreamAuthSchema,
@@ -13,9 +13,7 @@ import {
   UpstreamTokenError,
   type UpstreamCredentialsOptions,
 } from '../src/credentials';
-
-const SECRET = 'router-secret-Zq8~vX3';
-const UPSTREAM = 'api://files-upstream';
+import { CONNECTOR_SECRET, entraConnector, entraUser, startConnectorIssuer, UPSTREAM } from './entra-fixture';
 
 let idp: TestOidcIssuer;
 let network: INetworkModule;
@@ -23,8 +21,7 @@ let network: INetworkModule;
 const requested: string[] = [];
 
 beforeAll(async () => {
-  idp = await TestOidcIssuer.start();
-  idp.registerClient(idp.clientId, SECRET);
+  idp = await startConnectorIssuer();
   const https = httpsNetworkClient({ ca: readFileSync(idp.caFile) });
   network = {
     sendGetRequestAsync: (url, o, t) => (requested.push(url), https.sendGetRequestAsync(url, o, t)),
@@ -42,13 +39,7 @@ afterEach(() => {
 
 function options(overrides: Partial<UpstreamCredentialsOptions> = {}): UpstreamCredentialsOptions {
   return {
-    connector: {
-      mode: 'entra',
-      audiences: [idp.clientId, `api://${idp.clientId}`],
-      tenantId: idp.tenant,
-      clientId: idp.clientId,
-      authority: idp.authority,
-    },
+    connector: entraConnector(idp),
     msal: { authorityMetadata: JSON.stringify(idp.openidConfiguration()) },
     networkClient: network,
     ...overrides,
@@ -61,21 +52,12 @@ function credentials(
 ): UpstreamCredentials {
   const base =
     auth.mode === 'obo' || auth.mode === 'client_credentials'
-      ? { tenant_id: idp.tenant, client_id: idp.clientId, client_secret: SECRET, authority: idp.authority }
+      ? { tenant_id: idp.tenant, client_id: idp.clientId, client_secret: CONNECTOR_SECRET, authority: idp.authority }
       : {};
   return new UpstreamCredentials('files', upstreamAuthSchema.parse({ ...base, ...auth }), options(overrides));
 }
 
-/** A signed-in user as the router's Entra auth would build it. */
-async function user(oid: string, token?: string): Promise<Principal> {
-  return {
-    id: `${oid}@${idp.tenant}`,
-    roles: [],
-    scopes: ['access_as_user'],
-    source: 'entra',
-    token: token ?? (await idp.token({ oid, scp: 'access_as_user' })),
-  };
-}
+const user = (oid: string, token?: string) => entraUser(idp, oid, token);
 
 function bearer(header: string | undefined): string {
   expect(header).toMatch(/^Bearer /);

@@ -1,18 +1,8 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExecutionOutcome, KernelService, type KernelProcess } from '@stoa/kernel';
-import { testKernelSandbox } from '../../../test/support/kernel-sandbox';
+import { testKernelSettings } from '../../../test/support/kernel-sandbox';
 
-const service = new KernelService({
-  python: 'python3',
-  env: {},
-  passthroughEnv: [],
-  startTimeoutMs: 20_000,
-  ...testKernelSandbox(),
-  dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')),
-});
+const service = new KernelService(testKernelSettings());
 const run = (k: KernelProcess, code: string, timeoutMs = 10_000, graceMs = 2_000) =>
   k.execute(code, { timeoutMs, graceMs, captureChars: 100_000 });
 

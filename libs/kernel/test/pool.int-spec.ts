@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ExecutionOutcome, KernelService, type PoolStatus } from '@stoa/kernel';
 import { descendants } from '../../../test/support/processes';
-import { testKernelSandbox } from '../../../test/support/kernel-sandbox';
+import { testKernelSettings } from '../../../test/support/kernel-sandbox';
 
 /** Polls the pool until `ok` holds (the pool has no event for this; the deadline makes a stall fail loudly). */
 async function poolUntil(
@@ -23,15 +23,7 @@ async function poolUntil(
 
 describe('warm kernel pool (real sandboxed kernels)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'stoa-pool-'));
-  const service = new KernelService({
-    python: 'python3',
-    env: {},
-    passthroughEnv: [],
-    startTimeoutMs: 20_000,
-    ...testKernelSandbox(),
-    dataDir,
-    warmPool: 2,
-  });
+  const service = new KernelService(testKernelSettings({ dataDir, warmPool: 2 }));
   service.onModuleInit();
   afterAll(async () => {
     await service.onApplicationShutdown();
@@ -89,16 +81,13 @@ describe('warm kernel pool (real sandboxed kernels)', () => {
   });
 
   it('reports a pool that cannot start kernels as unhealthy, with the reason', async () => {
-    const broken = new KernelService({
-      python: 'python3',
-      env: {},
-      passthroughEnv: [],
-      startTimeoutMs: 20_000,
-      ...testKernelSandbox(),
-      dataDir: mkdtempSync(join(tmpdir(), 'stoa-pool-')),
-      warmPool: 1,
-      bootstrap: () => Promise.reject(new Error('tool modules failed to import')),
-    });
+    const broken = new KernelService(
+      testKernelSettings({
+        dataDir: mkdtempSync(join(tmpdir(), 'stoa-pool-')),
+        warmPool: 1,
+        bootstrap: () => Promise.reject(new Error('tool modules failed to import')),
+      }),
+    );
     broken.onModuleInit();
     try {
       const s = await poolUntil(broken, (st) => st.failures_in_a_row >= 3, 30_000);

@@ -10,7 +10,7 @@ import { KernelModule } from '@stoa/kernel';
 import { PersistenceModule } from '@stoa/persistence';
 import { SESSION_MIGRATIONS, SessionModule, SessionService, SessionStatus } from '@stoa/sessions';
 import { dbTarget, postgresAvailable, type DbTarget } from '../../../test/support/databases';
-import { testKernelSandbox } from '../../../test/support/kernel-sandbox';
+import { testKernelSettings } from '../../../test/support/kernel-sandbox';
 
 const alice: Principal = { id: 'alice@t', roles: [], scopes: [], source: 'noop' };
 const bob: Principal = { id: 'bob@t', roles: [], scopes: [], source: 'noop' };
@@ -23,14 +23,7 @@ async function boot(db: DbTarget, dataDir: string, replica = 'r1'): Promise<Test
         defaultSqlitePath: db.defaultSqlitePath,
         migrations: [...SESSION_MIGRATIONS],
       }),
-      KernelModule.forRoot({
-        python: 'python3',
-        env: {},
-        passthroughEnv: [],
-        startTimeoutMs: 20_000,
-        ...testKernelSandbox(),
-        dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')),
-      }),
+      KernelModule.forRoot(testKernelSettings()),
       SessionModule.forRoot({ maxSessions: 3, idleTimeoutMs: 60_000, sweepIntervalMs: 60_000, dataDir, replica }),
       ExecutionModule.forRoot({
         serverName: 't',

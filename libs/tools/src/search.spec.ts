@@ -40,17 +40,15 @@ const catalog: DomainCatalog = {
 };
 const search = new ToolSearch(catalog, 'execute_geo_code', 'load_geo_skill');
 
+/** A hit's kind, name and how to reach it, as one line: `type/execution_type name → to_access`. */
+const reach = (h?: { name: string; type: string; execution_type: string; to_access: string }) =>
+  h && `${h.type}/${h.execution_type} ${h.name} → ${h.to_access}`;
+
 describe('ToolSearch', () => {
   it('ranks by BM25 over name, description and the affordances of produced states', () => {
     const r = search.search('navigate between cities', 5, 'tools');
-    expect(r.tools[0]).toMatchObject({
-      name: 'shortest_path',
-      type: 'tool',
-      execution_type: 'mcp',
-      to_access: 'Call via execute_geo_code',
-      state_requires: ['geo.graph'],
-      state_produces: ['geo.routed'],
-    });
+    expect(reach(r.tools[0])).toBe('tool/mcp shortest_path → Call via execute_geo_code');
+    expect(r.tools[0]).toMatchObject({ state_requires: ['geo.graph'], state_produces: ['geo.routed'] });
     expect(r.tools[0]?.score).toBeGreaterThan(0);
     expect(r.skills).toEqual([]);
   });
@@ -62,14 +60,10 @@ describe('ToolSearch', () => {
 
   it('returns skills with a load hint and respects categories', () => {
     const r = search.search('plan a route', 5, 'all');
-    expect(r.skills[0]).toMatchObject({
-      name: 'routing-basics',
-      type: 'skill',
-      execution_type: 'skill',
-      to_access: 'Load with load_geo_skill(skill_name="routing-basics")',
-      state_requires: [],
-      state_produces: [],
-    });
+    expect(reach(r.skills[0])).toBe(
+      'skill/skill routing-basics → Load with load_geo_skill(skill_name="routing-basics")',
+    );
+    expect(r.skills[0]).toMatchObject({ state_requires: [], state_produces: [] });
     expect(search.search('plan a route', 5, 'skills').tools).toEqual([]);
   });
 

@@ -1,0 +1,36 @@
+/** Kernel and interpreter baselines of the benches: a direct KernelService, the real Python, a bare spawn. */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KernelService } from '@stoa/kernel';
+
+/**
+ * The KernelService of a bench's direct-kernel subject: `python`, an empty environment, the default (secure)
+ * sandbox and a fresh data dir, as an executor would start kernels with no extra config.
+ */
+export function benchKernels(python = 'python3'): KernelService {
+  return new KernelService({
+    python,
+    env: {},
+    passthroughEnv: [],
+    startTimeoutMs: 20_000,
+    dataDir: mkdtempSync(join(tmpdir(), 'stoa-kernels-')),
+  });
+}
+
+/** The real interpreter behind `python` (no pyenv shim or other wrapper in the measured spawn). */
+export function realPython(python = 'python3'): string {
+  return execFileSync(python, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+}
+
+/** Spawns `exe args` directly (no shell) and resolves when it exits 0. */
+export function runToExit(exe: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(exe, args, { stdio: 'ignore' });
+    child.once('error', reject);
+    child.once('exit', (code, signal) =>
+      code === 0 ? resolve() : reject(new Error(`${exe} exited with ${signal ?? code}`)),
+    );
+  });
+}
