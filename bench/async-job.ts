@@ -272,7 +272,6 @@ async function mcpLayer(prefix: string, started: RunningExecutor[]): Promise<voi
     );
 
     let seq = 0;
-    const parents: [BenchClient, string][] = [];
     // Per item, from the admin API (executor clock): queued → claimed, claimed → finished, finished → seen.
     const phases: Record<string, { queued: number[]; run: number[]; seen: number[]; exec: number[] }> = {};
     const batchSubject = (label: string, c: BenchClient, ex: RunningExecutor) => async () => {
@@ -298,7 +297,6 @@ async function mcpLayer(prefix: string, started: RunningExecutor[]): Promise<voi
       ph.run.push(rec.completedAt - rec.startedAt);
       ph.seen.push(seenAt - rec.completedAt);
       ph.exec.push((item.execution?.execution_time ?? NaN) * 1000);
-      parents.push([c, view.parent_session_id]);
       return ms;
     };
     const closeSession = async (c: BenchClient, id: string) => {
@@ -333,7 +331,7 @@ async function mcpLayer(prefix: string, started: RunningExecutor[]): Promise<voi
         `${label}: ${live} live sessions after ${BATCH_WARMUP + BATCH_SAMPLES} one-item batches (1 warm session + one parent per batch)`,
       );
     }
-    for (const [c, id] of parents) await closeSession(c, id);
+    // A stateless client's batch has a parent id but no live session (batches never fill the session cap): nothing to close.
 
     for (const [k, v] of Object.entries(polls)) {
       const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
