@@ -148,3 +148,17 @@ export async function openStream(url: string, headers: Record<string, string>): 
     close: () => ac.abort(),
   };
 }
+
+/** Python that shows a 120×60 gradient PNG through the kernel's display() (stdlib only, no matplotlib needed). */
+export const PNG_DISPLAY_CODE = `import struct, zlib
+def _chunk(t, d):
+    return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d) & 0xffffffff)
+_w, _h = 120, 60
+_raw = b''.join(b'\\x00' + bytes(v for x in range(_w) for v in (x * 2, 90, 255 - x * 2)) for y in range(_h))
+_png = (b'\\x89PNG\\r\\n\\x1a\\n' + _chunk(b'IHDR', struct.pack('>IIBBBBB', _w, _h, 8, 2, 0, 0, 0))
+        + _chunk(b'IDAT', zlib.compress(_raw)) + _chunk(b'IEND', b''))
+class Figure:
+    def _repr_png_(self):
+        return _png
+display(Figure())
+`;
