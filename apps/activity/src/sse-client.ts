@@ -1,6 +1,18 @@
 import type { Response } from 'express';
 import type { FeedEvent } from '@stoa/activity';
 
+/** Each event's SSE frame, serialised once however many clients receive it. */
+const frames = new WeakMap<FeedEvent, string>();
+
+function frameOf(e: FeedEvent): string {
+  let f = frames.get(e);
+  if (f === undefined) {
+    f = `id: ${e.id}\nevent: activity\ndata: ${JSON.stringify(e)}\n\n`;
+    frames.set(e, f);
+  }
+  return f;
+}
+
 export interface SseLimits {
   /** Events written while the socket is still draining before the client is dropped. */
   maxBehindEvents: number;
@@ -43,7 +55,7 @@ export class SseClient {
   }
 
   event(e: FeedEvent): void {
-    this.write(`id: ${e.id}\nevent: activity\ndata: ${JSON.stringify(e)}\n\n`);
+    this.write(frameOf(e));
   }
 
   /** A named event without id (ping, replayed, token_expired). */
