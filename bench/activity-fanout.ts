@@ -29,17 +29,19 @@ async function main(): Promise<void> {
     readers.forEach((r) => {
       const start = r.events.length;
       let idx = start;
-      void r.waitFor((events) => {
-        for (; idx < events.length; idx++) {
-          const e = events[idx]!;
-          if (e.event !== 'activity') continue;
-          const seq = (JSON.parse(e.data) as { description: string }).description;
-          const t = sentAt.get(seq);
-          if (t !== undefined) seen.push(performance.now() - t);
-          counts.set(seq, (counts.get(seq) ?? 0) + 1);
-        }
-        return false;
-      }, 3_600_000).catch(() => undefined);
+      void r
+        .waitFor((events) => {
+          for (; idx < events.length; idx++) {
+            const e = events[idx]!;
+            if (e.event !== 'activity') continue;
+            const seq = (JSON.parse(e.data) as { description: string }).description;
+            const t = sentAt.get(seq);
+            if (t !== undefined) seen.push(performance.now() - t);
+            counts.set(seq, (counts.get(seq) ?? 0) + 1);
+          }
+          return false;
+        }, 3_600_000)
+        .catch(() => undefined);
     });
     const total = RATE * SECONDS;
     const intervalMs = (1000 * BATCH) / RATE;
@@ -53,7 +55,13 @@ async function main(): Promise<void> {
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const events = Array.from({ length: BATCH }, (_, k) => {
         const seq = `e${b * BATCH + k}`;
-        return { type: 'code_executed', server: 'bench', description: seq, user: 'dev-user@dev-tenant', stdout: 'ok\n' };
+        return {
+          type: 'code_executed',
+          server: 'bench',
+          description: seq,
+          user: 'dev-user@dev-tenant',
+          stdout: 'ok\n',
+        };
       });
       const start = performance.now();
       for (const e of events) sentAt.set(e.description, start);
@@ -69,12 +77,24 @@ async function main(): Promise<void> {
     const deadline = Date.now() + 10_000;
     while (seen.length < total * CLIENTS && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     if (seen.length < total * CLIENTS) throw new Error(`clients saw ${seen.length} of ${total * CLIENTS} deliveries`);
-    emit({ bench: BENCH, subject: 'ingest', metric: 'events_per_s', value: Math.round(total / elapsedS), clients: CLIENTS });
+    emit({
+      bench: BENCH,
+      subject: 'ingest',
+      metric: 'events_per_s',
+      value: Math.round(total / elapsedS),
+      clients: CLIENTS,
+    });
     const ack = summarize(acks);
     emitFigures(BENCH, 'post_ack', ack);
     const s = summarize(seen);
     emitFigures(BENCH, 'post_to_seen', s, { name: 'post_ack', summary: ack });
-    emit({ bench: BENCH, subject: 'post_to_seen', metric: 'p99_goal_ms', value: 250, met: percentile(seen, 99) <= 250 });
+    emit({
+      bench: BENCH,
+      subject: 'post_to_seen',
+      metric: 'p99_goal_ms',
+      value: 250,
+      met: percentile(seen, 99) <= 250,
+    });
   } finally {
     readers.forEach((r) => r.close());
     await app.stop();

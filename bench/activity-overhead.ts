@@ -37,7 +37,9 @@ async function main(): Promise<void> {
         const name = names[(i + j) % names.length] as string;
         const { client, session } = subjects[name]!;
         const t0 = performance.now();
-        const r = JSON.parse(await client.call('execute_demo_code', { code: 'x+1', execution_session_id: session })) as {
+        const r = JSON.parse(
+          await client.call('execute_demo_code', { code: 'x+1', execution_session_id: session }),
+        ) as {
           stdout?: string;
         };
         const ms = performance.now() - t0;

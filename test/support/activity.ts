@@ -50,7 +50,13 @@ export async function startActivity(
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`activity app exited with ${proc.exitCode}:\n${logs}`);
-    if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
+    if (
+      await fetch(`${url}/health`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      break;
     if (Date.now() > deadline) throw new Error(`activity app did not become healthy:\n${logs}`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -123,7 +129,9 @@ export async function openStream(url: string, headers: Record<string, string>): 
   return {
     events,
     activity: () =>
-      events.filter((e) => e.event === 'activity').map((e) => JSON.parse(e.data) as Record<string, unknown> & { id: string }),
+      events
+        .filter((e) => e.event === 'activity')
+        .map((e) => JSON.parse(e.data) as Record<string, unknown> & { id: string }),
     waitFor: (pred, ms = 10_000) =>
       new Promise<void>((resolve, reject) => {
         const check = () => {

@@ -59,7 +59,7 @@ export class ActivityAuth {
       );
     if (!writer_secret || !sameSecret(bearer, writer_secret))
       throw new UnauthenticatedError(
-        'The bearer token is not this app\'s writer secret. Set the same ACTIVITY_UI_SECRET on the activity app and the publishing app.',
+        "The bearer token is not this app's writer secret. Set the same ACTIVITY_UI_SECRET on the activity app and the publishing app.",
         true,
       );
   }
@@ -81,7 +81,8 @@ export class ActivityAuth {
   async reader(req: Request): Promise<FeedReader & { expiresAt: number }> {
     const q = req.query.token;
     const token = cookie(req, STREAM_COOKIE) ?? (typeof q === 'string' ? q : undefined);
-    if (!token) throw new UnauthenticatedError('Missing stream token: POST /stream-token first (the dashboard does).', false);
+    if (!token)
+      throw new UnauthenticatedError('Missing stream token: POST /stream-token first (the dashboard does).', false);
     try {
       const { payload } = await jwtVerify(token, this.secret, { algorithms: ['HS256'] });
       if (payload.purpose !== PURPOSE) throw new ForbiddenError('Token not valid for stream access.');

@@ -43,7 +43,8 @@ export class DashboardController {
 
   @Get('static/:file')
   asset(@Param('file') file: string, @Res() res: Response): void {
-    if (!this.files.has(file) || file === 'index.html') throw new NotFoundError(`No dashboard file ${file.slice(0, 100)}.`);
+    if (!this.files.has(file) || file === 'index.html')
+      throw new NotFoundError(`No dashboard file ${file.slice(0, 100)}.`);
     this.send(res, file);
   }
 

@@ -39,10 +39,14 @@ export function parseBatch(body: unknown, limits: IngestLimits): ActivityEvent[]
     if (parsed.success) events.push(parsed.data);
     else
       for (const issue of parsed.error.issues.slice(0, 5))
-        problems.push(`events[${i}]${issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')}: ${issue.message}`);
+        problems.push(
+          `events[${i}]${issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('')}: ${issue.message}`,
+        );
   });
   if (!problems.length) return events;
   const tooLarge = problems.every((p) => p.includes('ingest.max_event_bytes'));
   const message = `No event was stored: ${problems.slice(0, 20).join('; ')}. Fix these events and send the batch again.`;
-  throw tooLarge ? new EventTooLargeError(message) : new InvalidInputError(message, { problems: problems.slice(0, 100) });
+  throw tooLarge
+    ? new EventTooLargeError(message)
+    : new InvalidInputError(message, { problems: problems.slice(0, 100) });
 }

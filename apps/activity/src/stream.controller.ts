@@ -60,17 +60,19 @@ export class StreamController {
   async stream(@Req() req: Request, @Res() res: Response): Promise<void> {
     const reader = await this.auth.reader(req);
     const s = this.config.stream;
-    const client = new SseClient(res, { maxBehindEvents: s.client_buffer_events, maxBufferedBytes: s.client_buffer_bytes });
+    const client = new SseClient(res, {
+      maxBehindEvents: s.client_buffer_events,
+      maxBufferedBytes: s.client_buffer_bytes,
+    });
     const lastId = lastEventId(req);
     // Subscribed before the replay query: what arrives meanwhile waits (bounded) and is sent after, once.
     let held: FeedEvent[] | undefined = [];
-    let ping: NodeJS.Timeout | undefined;
-    let expiry: NodeJS.Timeout | undefined;
+    const timers: { ping?: NodeJS.Timeout; expiry?: NodeJS.Timeout } = {};
     let unsubscribe = (): void => undefined;
     const stop = (): void => {
       unsubscribe();
-      clearInterval(ping);
-      clearTimeout(expiry);
+      clearInterval(timers.ping);
+      clearTimeout(timers.expiry);
       client.close();
     };
     unsubscribe = this.hub.subscribe((events) => {
@@ -81,8 +83,8 @@ export class StreamController {
       }
       if (!client.open) stop();
     });
-    ping = setInterval(() => client.signal('ping'), s.heartbeat_seconds * 1000);
-    expiry = setTimeout(
+    timers.ping = setInterval(() => client.signal('ping'), s.heartbeat_seconds * 1000);
+    timers.expiry = setTimeout(
       () => {
         client.signal('token_expired');
         stop();
@@ -105,13 +107,19 @@ export class StreamController {
   }
 
   private window(): { limit: number; sinceMs: number } {
-    return { limit: this.config.stream.replay_limit, sinceMs: Date.now() - this.config.stream.replay_hours * 3_600_000 };
+    return {
+      limit: this.config.stream.replay_limit,
+      sinceMs: Date.now() - this.config.stream.replay_hours * 3_600_000,
+    };
   }
 
   private async issue(p: Principal, admin: boolean, req: Request, res: Response) {
     const { token, ttl, admin: all } = await this.auth.mint(p, admin);
     const secure = req.secure ? '; Secure' : '';
-    res.setHeader('Set-Cookie', `${STREAM_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${ttl}${secure}`);
+    res.setHeader(
+      'Set-Cookie',
+      `${STREAM_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${ttl}${secure}`,
+    );
     res.setHeader('Cache-Control', 'no-store');
     return { status: 'ok', user: p.id, admin: all, expires_in: ttl };
   }

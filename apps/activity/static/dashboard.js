@@ -87,7 +87,8 @@
     for (const f of list) {
       const li = el('li', {}, el('span', { text: `💾 saved ${f.name}` }));
       if (f.download_url) li.append(' — ', safeLink(f.download_url, '⬇ download'));
-      if (label === 'saved') li.append(el('span', { cls: 'muted', text: ' · or ask the agent to publish it to share' }));
+      if (label === 'saved')
+        li.append(el('span', { cls: 'muted', text: ' · or ask the agent to publish it to share' }));
       ul.append(li);
     }
     return el('details', {}, el('summary', { text: `${label} (${list.length})` }), ul);
@@ -226,7 +227,10 @@
       for (const c of l.cards.children) {
         const ok = visible(seen.get(c.dataset.id));
         c.classList.toggle('hidden', !ok);
-        if (ok) (any = true), shown++;
+        if (ok) {
+          any = true;
+          shown++;
+        }
       }
       l.el.classList.toggle('hidden', !any);
     }

@@ -1,20 +1,14 @@
 import { spawnSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  openStream,
-  startActivity,
-  TEST_WRITER_SECRET,
-  type RunningActivity,
-} from '../../../test/support/activity';
+import { openStream, startActivity, TEST_WRITER_SECRET, type RunningActivity } from '../../../test/support/activity';
 import { dbTarget, postgresAvailable, redisAvailable, TEST_REDIS_URL } from '../../../test/support/databases';
 import { TestOidcIssuer } from '../../../test/support/oidc-issuer';
 import { ACTIVITY_MAIN } from '../../../test/support/paths';
 import { devToken } from '../../../test/support/ts-clients';
 
 // A 1×1 PNG.
-const PNG =
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 const ALICE = 'alice@tenant-a';
 const BOB = 'bob@tenant-a';
 
@@ -121,7 +115,9 @@ describe('activity app: ingest, stream, store (no-op auth, SQLite)', () => {
   it('stores a figure shown twice once, and serves it to the owner', async () => {
     const tag = `twice-${Date.now()}`;
     const svg = { mime_type: 'image/svg+xml', data: `<svg xmlns="http://www.w3.org/2000/svg"><!--${tag}--></svg>` };
-    await app.post({ events: [event({ description: tag, displays: [svg] }), event({ description: tag, displays: [svg] })] });
+    await app.post({
+      events: [event({ description: tag, displays: [svg] }), event({ description: tag, displays: [svg] })],
+    });
     const refs = (await recent(app, admin))
       .filter((e) => e.description === tag)
       .map((e) => (e.displays as { figure: string }[])[0]!.figure);
@@ -236,11 +232,19 @@ describe('activity app with Entra ID writers', () => {
     const tag = `entra-${Date.now()}`;
     const writer = `Bearer ${await idp.token({ oid: 'svc', roles: ['ActivityEventWriter'] })}`;
     await app.post(
-      { events: [event({ user: `u1@${idp.tenant}`, description: tag }), event({ user: `u2@${idp.tenant}`, description: tag })] },
+      {
+        events: [
+          event({ user: `u1@${idp.tenant}`, description: tag }),
+          event({ user: `u2@${idp.tenant}`, description: tag }),
+        ],
+      },
       writer,
     );
     const mint = async (token: string) => {
-      const res = await fetch(`${app.url}/stream-token`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+      const res = await fetch(`${app.url}/stream-token`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}` },
+      });
       return (res.headers.get('set-cookie') ?? '').split(';')[0] as string;
     };
     const user = await mint(await idp.token({ oid: 'u1' }));

@@ -2,7 +2,12 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PNG_DISPLAY_CODE, startActivity, TEST_WRITER_SECRET, type RunningActivity } from '../../../test/support/activity';
+import {
+  PNG_DISPLAY_CODE,
+  startActivity,
+  TEST_WRITER_SECRET,
+  type RunningActivity,
+} from '../../../test/support/activity';
 import { chromiumAvailable, launchChromium } from '../../../test/support/browser';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
 import { ROOT } from '../../../test/support/paths';
@@ -63,12 +68,16 @@ describe.runIf(chromiumAvailable())('activity dashboard in Chromium', () => {
     const img = card.locator('.figures img');
     await expect(img.count()).resolves.toBe(1);
     type Img = { complete: boolean; naturalWidth: number; naturalHeight: number };
-    await page.waitForFunction("[...document.querySelectorAll('.figures img')].every((i) => i.complete && i.naturalWidth > 0)", undefined, {
-      timeout: 5000,
-    });
-    expect(await img.evaluate((i) => [(i as unknown as Img).naturalWidth, (i as unknown as Img).naturalHeight])).toEqual([
-      120, 60,
-    ]);
+    await page.waitForFunction(
+      "[...document.querySelectorAll('.figures img')].every((i) => i.complete && i.naturalWidth > 0)",
+      undefined,
+      {
+        timeout: 5000,
+      },
+    );
+    expect(
+      await img.evaluate((i) => [(i as unknown as Img).naturalWidth, (i as unknown as Img).naturalHeight]),
+    ).toEqual([120, 60]);
     const stdout = card.locator('[data-field="stdout"] pre');
     await expect(stdout.textContent()).resolves.toBe(`${XSS}\n`);
     // Inert: no element was created from the payload and nothing ran.
@@ -81,7 +90,9 @@ describe.runIf(chromiumAvailable())('activity dashboard in Chromium', () => {
     await page.locator('article.card[data-server="geo"]').first().waitFor({ timeout: 5000 });
     await page.selectOption('#filter-server', 'geo');
     const visible = page.locator('article.card:not(.hidden)');
-    const servers = await visible.evaluateAll((els) => els.map((e) => e.getAttribute('data-server')));
+    const servers = await visible.evaluateAll<string[], unknown>(
+      '(els) => els.map((e) => e.getAttribute("data-server"))',
+    );
     expect(servers.length).toBeGreaterThan(0);
     expect(new Set(servers)).toEqual(new Set(['geo']));
     await page.selectOption('#filter-server', '');
@@ -91,8 +102,8 @@ describe.runIf(chromiumAvailable())('activity dashboard in Chromium', () => {
   it('loads nothing from outside and runs no page errors; keeps a screenshot', async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: join(ARTIFACTS, 'activity-dashboard.png'), fullPage: true });
-    const origins = await page.evaluate(() =>
-      performance.getEntriesByType('resource').map((r) => new URL(r.name).origin),
+    const origins = await page.evaluate<string[]>(
+      "performance.getEntriesByType('resource').map((r) => new URL(r.name).origin)",
     );
     expect(new Set(origins)).toEqual(new Set([new URL(activity.url).origin]));
     expect(pageErrors).toEqual([]);

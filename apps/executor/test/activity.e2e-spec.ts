@@ -31,7 +31,10 @@ describe('executor activity events', () => {
   it("sends a run's PNG display to the dashboard and keeps it out of the agent's result", async () => {
     const cookie = await activity.cookie();
     const stream = await openStream(`${activity.url}/stream`, { cookie });
-    const r = await client.call('execute_demo_code', { code: `${PNG_DISPLAY_CODE}\nprint('plotted')`, description: 'plot' });
+    const r = await client.call('execute_demo_code', {
+      code: `${PNG_DISPLAY_CODE}\nprint('plotted')`,
+      description: 'plot',
+    });
     expect(r.json.success).toBe(true);
     expect(r.json).not.toHaveProperty('displays');
     expect(r.text).not.toContain('iVBOR'); // no base64 PNG anywhere in the tool result
@@ -50,7 +53,11 @@ describe('executor activity events', () => {
     expect(e.code).toContain('display(Figure())');
     expect(e.displays).toHaveLength(1);
     const png = await fetch(`${activity.url}/figures/${e.displays[0]!.figure}`, { headers: { cookie } });
-    expect(Buffer.from(await png.arrayBuffer()).subarray(1, 4).toString()).toBe('PNG');
+    expect(
+      Buffer.from(await png.arrayBuffer())
+        .subarray(1, 4)
+        .toString(),
+    ).toBe('PNG');
     stream.close();
   });
 

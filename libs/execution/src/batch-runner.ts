@@ -89,7 +89,14 @@ export class BatchRunner {
       });
       const shaped = { ...this.cells.shape(run, item.timeoutS).result, description: '', session_id: item.sessionId };
       this.activity.batchItem(
-        { owner: item.owner, sessionId: item.sessionId, code: item.code, description: '', jobId: item.jobId, batchId: item.batchId },
+        {
+          owner: item.owner,
+          sessionId: item.sessionId,
+          code: item.code,
+          description: '',
+          jobId: item.jobId,
+          batchId: item.batchId,
+        },
         run,
         shaped,
       );

@@ -12,7 +12,13 @@ export class ExecutionModule {
     return {
       module: ExecutionModule,
       global: true,
-      providers: [{ provide: EXECUTION_SETTINGS, useValue: settings }, CellRunner, ExecutionActivity, ExecutionService, BatchRunner],
+      providers: [
+        { provide: EXECUTION_SETTINGS, useValue: settings },
+        CellRunner,
+        ExecutionActivity,
+        ExecutionService,
+        BatchRunner,
+      ],
       exports: [ExecutionService, BatchRunner],
     };
   }

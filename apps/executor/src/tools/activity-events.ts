@@ -62,16 +62,17 @@ function bodyOf(result: unknown): Args | undefined {
 }
 
 const failed = (result: unknown) => result instanceof ToolFailure;
-const errorOf = (result: unknown) => (failed(result) ? String(bodyOf(result)?.error ?? 'failed') : null);
+const errorOf = (result: unknown) => (failed(result) ? text(bodyOf(result)?.error, 'failed') : null);
 const names = (v: unknown) =>
   Array.isArray(v) ? v.map((x) => String((x as { name?: unknown })?.name ?? x)).slice(0, 100) : [];
 const str = (v: unknown) => (typeof v === 'string' && v ? v : null);
+const text = (v: unknown, fallback = '') => (typeof v === 'string' ? v : fallback);
 
 const toolSearch: EventOf = (args, result) => {
   const body = bodyOf(result);
   const tools = names(body?.tools);
   const skills = names(body?.skills);
-  const q = String(args.query ?? '');
+  const q = text(args.query);
   return {
     type: ActivityEventType.toolSearch,
     description: `search ${q ? `'${q}'` : "'' (catalog)"} → ${tools.length} tool(s), ${skills.length} skill(s)`,
@@ -93,8 +94,8 @@ const skillLoaded: EventOf = (args, result) => ({
 });
 
 const workflowPlanned: EventOf = (args, result) => {
-  const [domain, mode, cur, target, tool] = ['domain', 'mode', 'current_state', 'target_state', 'tool_name'].map(
-    (k) => str(args[k]),
+  const [domain, mode, cur, target, tool] = ['domain', 'mode', 'current_state', 'target_state', 'tool_name'].map((k) =>
+    str(args[k]),
   );
   const parts = [`plan_workflow mode=${mode ?? 'overview'}`];
   if (domain) parts.push(`domain=${domain}`);
@@ -117,9 +118,9 @@ const dataSearched: EventOf = (args, result) => {
   const hits = Array.isArray(result) ? result : [];
   return {
     type: ActivityEventType.dataSearched,
-    description: `search data '${String(args.query ?? '')}' → ${hits.length} dataset(s)`,
+    description: `search data '${text(args.query)}' → ${hits.length} dataset(s)`,
     success: !failed(result),
-    query: String(args.query ?? ''),
+    query: text(args.query),
     matched_artifacts: names(hits),
     error: errorOf(result),
   };
@@ -135,13 +136,13 @@ const batchCancelled: EventOf = (args, result) => ({
 
 const sent: EventOf = (args, result) => {
   const body = bodyOf(result) ?? {};
-  const to = String(args.to ?? '');
+  const to = text(args.to);
   const ok = body.success === true;
   // A server destination is an object transfer; user, blob and local publish an artifact.
   const published = ['user', 'blob', 'local'].includes(to);
   return {
     type: published ? ActivityEventType.artifactPublished : ActivityEventType.objectSent,
-    description: `send '${String(args.data_ref ?? '')}' to ${to}${ok ? '' : ' failed'}`,
+    description: `send '${text(args.data_ref)}' to ${to}${ok ? '' : ' failed'}`,
     success: ok,
     transfer_id: str(body.transfer_id),
     data_ref: str(args.data_ref),
@@ -149,7 +150,7 @@ const sent: EventOf = (args, result) => {
     name: str(body.name),
     remote_uri: str(body.remote_uri),
     size_bytes: typeof body.size_bytes === 'number' ? body.size_bytes : null,
-    error: ok ? null : String(body.error ?? 'failed'),
+    error: ok ? null : text(body.error, 'failed'),
   };
 };
 
@@ -158,10 +159,10 @@ const executeRefused: EventOf = (args, result) => {
   if (!failed(result)) return undefined;
   return {
     type: ActivityEventType.codeFailed,
-    description: String(args.description ?? ''),
+    description: text(args.description),
     session_id: str(args.execution_session_id),
     success: false,
-    code: String(args.code ?? ''),
+    code: text(args.code),
     error: errorOf(result),
   };
 };

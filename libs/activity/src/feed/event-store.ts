@@ -106,7 +106,10 @@ function figureRef(
   figures: Map<string, ActivityFigureEntity>,
 ): FeedDisplay {
   if (!d.data) return { mime_type: d.mime_type, metadata: d.metadata };
-  const id = createHash('sha256').update(`${owner ?? ''}\n${d.mime_type}\n`).update(d.data).digest('hex');
+  const id = createHash('sha256')
+    .update(`${owner ?? ''}\n${d.mime_type}\n`)
+    .update(d.data)
+    .digest('hex');
   if (!figures.has(id))
     figures.set(
       id,

@@ -9,7 +9,10 @@ export const activityPublisherConfigSchema = z
       .string()
       .optional()
       .transform((u) => u?.trim().replace(/\/+$/, '') || undefined)
-      .refine((u) => u === undefined || /^https?:\/\/[^/]/.test(u), 'must be an http(s) URL, e.g. http://127.0.0.1:8030'),
+      .refine(
+        (u) => u === undefined || /^https?:\/\/[^/]/.test(u),
+        'must be an http(s) URL, e.g. http://127.0.0.1:8030',
+      ),
     /**
      * Entra ID: the activity app's application ID URI (ACTIVITY_UI_AUDIENCE); each POST carries a token for
      * `{audience}/.default` from the default Azure credential (the app needs the writer role assigned).
