@@ -80,6 +80,21 @@ export default tseslint.config(
   ...appBoundaries,
   noEntityExports,
   {
+    // The activity dashboard's page script: plain browser JavaScript, no type information.
+    files: ['apps/*/static/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'script',
+      globals: Object.fromEntries(
+        ['window', 'document', 'location', 'fetch', 'EventSource', 'URL', 'URLSearchParams', 'setTimeout'].map((g) => [
+          g,
+          'readonly',
+        ]),
+      ),
+    },
+  },
+  {
     files: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       'no-console': 'off',

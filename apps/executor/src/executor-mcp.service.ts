@@ -1,4 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown, Optional } from '@nestjs/common';
+import { ActivityPublisher } from '@stoa/activity';
 import { CatalogService, catalogTools } from '@stoa/catalog';
 import { ExecutionService } from '@stoa/execution';
 import { JobService } from '@stoa/jobs';
@@ -13,6 +14,7 @@ import { executeTool } from './tools/execute.tool';
 import { jobTools } from './tools/job.tools';
 import { JobTasks } from './tasks.backend';
 import { sessionTools } from './tools/session.tools';
+import { withActivityEvents } from './tools/activity-events';
 import { SendService, sendTool, TransferRuntime, withAssetArguments } from '@stoa/transfer';
 
 /** Binds the executor's tools to the MCP endpoint. */
@@ -31,6 +33,7 @@ export class ExecutorMcpService implements OnApplicationShutdown {
     send: SendService,
     transfer: TransferRuntime,
     @Optional() dataCatalog?: CatalogService,
+    @Optional() activity?: ActivityPublisher,
   ) {
     const { config } = settings;
     const catalog = settings.domain.catalog;
@@ -58,9 +61,10 @@ export class ExecutorMcpService implements OnApplicationShutdown {
       sendTool(config.name, send, config.transfer.link_ttl_seconds),
       ...(dataCatalog ? catalogTools(dataCatalog, { executeTool: `execute_${config.name}_code` }) : []),
     ];
-    this.tools = config.transfer.assets.resolve_tool_arguments
+    const withAssets = config.transfer.assets.resolve_tool_arguments
       ? withAssetArguments(tools, transfer.assets, sessions)
       : tools;
+    this.tools = withActivityEvents(withAssets, config.name, activity);
     this.endpoint = new McpEndpoint(
       {
         name: `${config.name}-executor`,

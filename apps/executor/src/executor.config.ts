@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { ACTIVITY_ENV, activityPublisherConfigSchema } from '@stoa/activity';
 import { AUTH_ENV, authConfigSchema, serverConfigSchema } from '@stoa/auth';
 import { boolish, ConfigError, loadConfig, serverName } from '@stoa/config';
 import { checkTimeouts, EXECUTION_ENV, executionConfigSchema, resolveTruncationThreshold } from '@stoa/execution';
@@ -34,6 +35,7 @@ export const executorConfigSchema = z
     data_dir: z.string().default('./data'),
     server: serverConfigSchema,
     auth: authConfigSchema,
+    activity: activityPublisherConfigSchema,
     database: databaseConfigSchema,
     environment: environmentSchema,
     sandbox: sandboxConfigSchema,
@@ -88,6 +90,7 @@ const ENV_MAP = {
   PUBLIC_BASE_URL: 'server.public_url',
   SERVER_PUBLIC_URL: 'server.public_url',
   ...AUTH_ENV,
+  ...ACTIVITY_ENV,
   ...DATABASE_ENV,
   ...KERNEL_ENV,
   ...SANDBOX_ENV,

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { type DynamicModule, Logger, Module } from '@nestjs/common';
+import { ActivityModule } from '@stoa/activity';
 import { AuthModule, entraSettings } from '@stoa/auth';
 import { LoggingModule } from '@stoa/core';
 import { ExecutionModule } from '@stoa/execution';
@@ -42,6 +43,7 @@ export class ExecutorModule {
       module: ExecutorModule,
       imports: [
         LoggingModule.forRoot('stoa-executor'),
+        ActivityModule.forRoot(c.activity, c.name),
         AuthModule.forRoot({
           auth: c.auth,
           publicBaseUrl: c.server.public_url,

@@ -3,6 +3,7 @@ import { JobStatus, type JobService } from '@stoa/jobs';
 import { SessionStatus, type SessionService } from '@stoa/sessions';
 import type { CellRunner, SessionRun } from './cell-runner.service';
 import type { ExecutionSettings } from './execution.config';
+import type { ExecutionActivity } from './execution-activity';
 import type { ExecuteCall, JobHandle } from './execution.types';
 
 type Stream = 'stdout' | 'stderr';
@@ -50,6 +51,7 @@ export class BackgroundRunner {
     private readonly cells: CellRunner,
     private readonly sessions: SessionService,
     private readonly settings: Pick<ExecutionSettings, 'serverName' | 'promotionThresholdS'>,
+    private readonly activity?: ExecutionActivity,
   ) {}
 
   /** async_only: the cell runs as a job from the start; the call returns its handle. */
@@ -67,6 +69,7 @@ export class BackgroundRunner {
       keepArtifacts: () => true, // background: what it wrote, timed out or not
     });
     void this.finish(call, job.id, run);
+    this.activity?.jobStarted(call, job.id);
     return this.handle(job.id, call, false);
   }
 
@@ -83,6 +86,7 @@ export class BackgroundRunner {
     output.promote((stream, text) => this.jobs.appendOutput(job.id, stream, text), sofar);
     call.runtime.busyJob = job.id;
     void this.finish(call, job.id, run);
+    this.activity?.jobStarted(call, job.id);
     return this.handle(job.id, call, true);
   }
 
@@ -103,11 +107,9 @@ export class BackgroundRunner {
       const error = closed
         ? `Session ${runtime.record.id} was closed while job ${jobId} was running`
         : (failure?.summary ?? null);
-      await this.jobs.finish(jobId, {
-        status: failure || closed ? JobStatus.failed : JobStatus.completed,
-        error,
-        result: { ...result, session_id: runtime.record.id },
-      });
+      const status = failure || closed ? JobStatus.failed : JobStatus.completed;
+      await this.jobs.finish(jobId, { status, error, result: { ...result, session_id: runtime.record.id } });
+      this.activity?.jobFinished(call, jobId, status, result, error);
     } catch (err) {
       await this.jobs
         .finish(jobId, { status: JobStatus.failed, error: `Background job failed: ${(err as Error).message}` })

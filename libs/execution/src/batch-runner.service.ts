@@ -3,6 +3,7 @@ import { InvalidInputError, isPyIdentifier, pyRepr } from '@stoa/core';
 import { JobStatus } from '@stoa/jobs';
 import { KernelService } from '@stoa/kernel';
 import { CellRunner } from './cell-runner.service';
+import { ExecutionActivity } from './execution-activity';
 import type { ExecuteResult } from './execution.types';
 import { emptyResult } from './result-shape';
 
@@ -40,6 +41,8 @@ export interface BatchItem {
   code: string;
   timeoutS: number;
   resultVariable: string;
+  /** The batch it belongs to (activity events group items by it). */
+  batchId?: string;
   policy?: { allowed?: string[]; blocked?: string[] };
 }
 
@@ -56,6 +59,7 @@ export class BatchRunner {
   constructor(
     private readonly kernels: KernelService,
     private readonly cells: CellRunner,
+    private readonly activity: ExecutionActivity,
   ) {}
 
   async run(
@@ -84,6 +88,18 @@ export class BatchRunner {
         onOutput,
       });
       const shaped = { ...this.cells.shape(run, item.timeoutS).result, description: '', session_id: item.sessionId };
+      this.activity.batchItem(
+        {
+          owner: item.owner,
+          sessionId: item.sessionId,
+          code: item.code,
+          description: '',
+          jobId: item.jobId,
+          batchId: item.batchId,
+        },
+        run,
+        shaped,
+      );
       if (signal.aborted) return { status: JobStatus.cancelled, result: shaped, payload: null, error: 'cancelled' };
       const captured =
         shaped.success && item.resultVariable ? await kernel.capture(item.resultVariable, 10_000) : undefined;

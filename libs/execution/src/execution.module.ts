@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { BatchRunner } from './batch-runner.service';
 import { CellRunner } from './cell-runner.service';
 import { EXECUTION_SETTINGS, type ExecutionSettings } from './execution.config';
+import { ExecutionActivity } from './execution-activity';
 import { ExecutionService } from './execution.service';
 
 /** The execute pipeline; needs SessionModule in the app. */
@@ -11,7 +12,13 @@ export class ExecutionModule {
     return {
       module: ExecutionModule,
       global: true,
-      providers: [{ provide: EXECUTION_SETTINGS, useValue: settings }, CellRunner, ExecutionService, BatchRunner],
+      providers: [
+        { provide: EXECUTION_SETTINGS, useValue: settings },
+        CellRunner,
+        ExecutionActivity,
+        ExecutionService,
+        BatchRunner,
+      ],
       exports: [ExecutionService, BatchRunner],
     };
   }

@@ -5,6 +5,7 @@ import { SessionService, type SessionRuntime } from '@stoa/sessions';
 import { BackgroundRunner } from './background-runner';
 import { CellRunner, oversizedCode } from './cell-runner.service';
 import { EXECUTION_SETTINGS, type ExecutionSettings } from './execution.config';
+import { ExecutionActivity } from './execution-activity';
 import type { ExecuteInput, ExecuteOrigin, ExecuteResult, JobHandle } from './execution.types';
 import { InlineRunner } from './inline-runner';
 import { emptyResult } from './result-shape';
@@ -20,10 +21,11 @@ export class ExecutionService {
     @Inject(EXECUTION_SETTINGS) private readonly settings: ExecutionSettings,
     private readonly sessions: SessionService,
     private readonly cells: CellRunner,
+    activity: ExecutionActivity,
     @Optional() jobs?: JobService,
   ) {
-    this.inline = new InlineRunner(cells, sessions, settings.promotionThresholdS);
-    this.background = jobs && new BackgroundRunner(jobs, cells, sessions, settings);
+    this.inline = new InlineRunner(cells, sessions, settings.promotionThresholdS, activity);
+    this.background = jobs && new BackgroundRunner(jobs, cells, sessions, settings, activity);
   }
 
   /** Picks the session for an execute call: explicit id, the legacy MCP session, or a new one. */

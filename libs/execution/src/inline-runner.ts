@@ -3,6 +3,7 @@ import { ExecutionOutcome, type KernelExecution } from '@stoa/kernel';
 import type { SessionService } from '@stoa/sessions';
 import { type BackgroundRunner, PromotableOutput } from './background-runner';
 import type { CellRunner, SessionRun } from './cell-runner.service';
+import type { ExecutionActivity } from './execution-activity';
 import type { ExecuteCall, ExecuteResult, JobHandle } from './execution.types';
 
 /** A foreground run that timed out registers nothing. */
@@ -14,6 +15,7 @@ export class InlineRunner {
     private readonly cells: CellRunner,
     private readonly sessions: SessionService,
     private readonly promotionThresholdS: number,
+    private readonly activity?: ExecutionActivity,
   ) {}
 
   /** sync: the call waits for the cell. */
@@ -55,11 +57,13 @@ export class InlineRunner {
 
   private result(call: ExecuteCall, run: SessionRun): ExecuteResult {
     this.sessions.touch(call.runtime);
-    return {
+    const result = {
       ...this.cells.shape(run, call.timeoutS, run.artifacts).result,
       description: call.description,
       session_id: call.runtime.record.id,
     };
+    this.activity?.inline(call, run, result);
+    return result;
   }
 }
 

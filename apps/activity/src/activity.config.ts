@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { AUTH_ENV, authConfigSchema, serverConfigSchema } from '@stoa/auth';
+import { loadConfig, positiveInt } from '@stoa/config';
+import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
+
+const hours = z.coerce.number().positive();
+
+/** The activity app's YAML: listener (127.0.0.1:8030), auth, database, Redis, ingest and stream limits. */
+export const activityConfigSchema = z.strictObject({
+  /** Names this dashboard (page title, Redis channel). */
+  name: z.string().min(1).max(100).default('stoa'),
+  server: serverConfigSchema,
+  auth: authConfigSchema,
+  database: databaseConfigSchema,
+  data_dir: z.string().default('./data'),
+  /** Redis for the live stream across replicas (REDIS_URL); unset → one process. */
+  redis_url: z.string().optional(),
+  ingest: z
+    .strictObject({
+      /** Entra mode: the app role a writer's token must carry (reference: ActivityEventWriter). */
+      writer_role: z.string().default('ActivityEventWriter'),
+      /** No-op mode: the bearer secret writers on loopback send (ACTIVITY_UI_SECRET); required in no-op mode. */
+      writer_secret: z.string().min(16, 'use at least 16 characters').optional(),
+      max_batch_events: positiveInt.default(500),
+      /** One event's JSON, figures included. */
+      max_event_bytes: positiveInt.default(4 * 1024 * 1024),
+    })
+    .prefault({}),
+  stream: z
+    .strictObject({
+      /** Events replayed to a new stream (the newest of the replay window). */
+      replay_limit: positiveInt.default(1000),
+      /** How far back a new stream replays. */
+      replay_hours: hours.default(24),
+      heartbeat_seconds: positiveInt.default(15),
+      /** Events a client may fall behind by before it is dropped (it resumes from the store on reconnect). */
+      client_buffer_events: positiveInt.default(100),
+      /** Bytes buffered for a client before it is dropped. */
+      client_buffer_bytes: positiveInt.default(8 * 1024 * 1024),
+      token_ttl_seconds: positiveInt.default(300),
+      /** Signs stream tokens (ACTIVITY_UI_STREAM_SECRET); replicas behind one URL must share it. Default: random per process. */
+      token_secret: z.string().min(32, 'use at least 32 characters').optional(),
+    })
+    .prefault({}),
+  /** Events older than this are deleted. */
+  retention_hours: hours.default(24),
+  sweep_interval_seconds: positiveInt.default(600),
+  /** Where the dashboard's files are; default the ones built with the app. */
+  dashboard_dir: z.string().optional(),
+});
+export type ActivityConfig = z.output<typeof activityConfigSchema>;
+
+const ENV_MAP = {
+  ...AUTH_ENV,
+  ...DATABASE_ENV,
+  HOST: 'server.host',
+  PORT: 'server.port',
+  REDIS_URL: 'redis_url',
+  STOA_DATA_DIR: 'data_dir',
+  ACTIVITY_UI_HOST: 'server.host',
+  ACTIVITY_UI_PORT: 'server.port',
+  ACTIVITY_UI_SECRET: 'ingest.writer_secret',
+  ACTIVITY_UI_STREAM_SECRET: 'stream.token_secret',
+  ACTIVITY_UI_STREAM_TOKEN_TTL: 'stream.token_ttl_seconds',
+  ACTIVITY_UI_RETENTION_HOURS: 'retention_hours',
+};
+
+/** Loads and validates the activity app's config (file optional; port 8030 unless set). */
+export function loadActivityConfig(
+  file: string | undefined,
+  overrides: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+): ActivityConfig {
+  return loadConfig({
+    schema: activityConfigSchema,
+    file,
+    env,
+    envMap: ENV_MAP,
+    overrides,
+    prepare: (raw) => {
+      const server = (raw.server ??= {}) as Record<string, unknown>;
+      server.port ??= 8030;
+      // Batches carry figures: room for a few megabytes per POST.
+      server.max_body_mb ??= 16;
+    },
+  }).config;
+}

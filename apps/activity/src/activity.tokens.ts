@@ -1,0 +1,2 @@
+/** The validated activity config. */
+export const ACTIVITY_CONFIG = Symbol('ACTIVITY_CONFIG');

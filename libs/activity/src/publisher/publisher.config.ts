@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { positiveInt } from '@stoa/config';
+
+/** `activity:` in every app's YAML — where activity events go. Off unless a URL is set. */
+export const activityPublisherConfigSchema = z
+  .strictObject({
+    /** The activity app's base URL (ACTIVITY_UI_URL, as the reference names it); empty → publishing is off. */
+    url: z
+      .string()
+      .optional()
+      .transform((u) => u?.trim().replace(/\/+$/, '') || undefined)
+      .refine(
+        (u) => u === undefined || /^https?:\/\/[^/]/.test(u),
+        'must be an http(s) URL, e.g. http://127.0.0.1:8030',
+      ),
+    /**
+     * Entra ID: the activity app's application ID URI (ACTIVITY_UI_AUDIENCE); each POST carries a token for
+     * `{audience}/.default` from the default Azure credential (the app needs the writer role assigned).
+     */
+    audience: z.string().optional(),
+    /** No-op mode: the shared secret the activity app expects from writers on loopback (ACTIVITY_UI_SECRET). */
+    secret: z.string().min(16, 'use at least 16 characters').optional(),
+    /** Events held while the UI is slow or down; beyond it the oldest are dropped (and counted). */
+    queue_size: positiveInt.default(500),
+    /** Events per POST. */
+    batch_size: positiveInt.default(50),
+    /** A POST that takes longer is abandoned and its events dropped. */
+    timeout_ms: positiveInt.default(2000),
+    /** After a failed POST, the next one waits this long (events keep queueing, oldest dropped). */
+    retry_delay_ms: positiveInt.default(1000),
+    /** Largest total size of an event's displays (figures); larger ones are replaced by a note. */
+    max_display_bytes: positiveInt.default(2 * 1024 * 1024),
+    /** Largest stdout/stderr/code text per event field (characters); longer text keeps head and tail. */
+    max_text_chars: positiveInt.default(100_000),
+  })
+  .prefault({});
+export type ActivityPublisherConfig = z.output<typeof activityPublisherConfigSchema>;
+
+/** Env overrides for {@link activityPublisherConfigSchema}. */
+export const ACTIVITY_ENV = {
+  ACTIVITY_UI_URL: 'activity.url',
+  ACTIVITY_UI_AUDIENCE: 'activity.audience',
+  ACTIVITY_UI_SECRET: 'activity.secret',
+} as const;

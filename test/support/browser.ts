@@ -1,0 +1,33 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { REQUIRE_SERVICES } from './databases';
+
+/** Debian's Chromium (installed by .ci/run); playwright-core drives it, nothing is downloaded. */
+export const CHROMIUM = process.env.STOA_CHROMIUM ?? '/usr/bin/chromium';
+
+/** Whether Chromium is installed; in CI (`STOA_REQUIRE_SERVICES=1`) a missing one throws instead of skipping. */
+export function chromiumAvailable(): boolean {
+  if (existsSync(CHROMIUM)) return true;
+  const why = `browser tests skipped: ${CHROMIUM} is missing (apt-get install -y chromium)`;
+  if (REQUIRE_SERVICES) throw new Error(`${why} (STOA_REQUIRE_SERVICES=1 makes this an error)`);
+  console.warn(why);
+  return false;
+}
+
+/** Headless Chromium with the flags verified on this machine kind (STACK-NOTES "Browser tests"). */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
