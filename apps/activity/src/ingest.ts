@@ -1,11 +1,8 @@
-import { AppError, ErrorKind, InvalidInputError } from '@stoa/core';
+import { appError, ErrorKind, InvalidInputError } from '@stoa/core';
 import { activityEventSchema, type ActivityEvent } from '@stoa/activity';
 
 /** A batch or one of its events is larger than the app accepts. */
-export class EventTooLargeError extends AppError {
-  readonly code = 'EVENT_TOO_LARGE';
-  readonly kind = ErrorKind.tooLarge;
-}
+export class EventTooLargeError extends appError('EVENT_TOO_LARGE', ErrorKind.tooLarge) {}
 
 export interface IngestLimits {
   max_batch_events: number;
