@@ -18,6 +18,7 @@ const libs = [
   'transfer',
   'catalog',
   'client',
+  'coordination',
 ];
 const alias = Object.fromEntries(
   libs.map((l) => [`@stoa/${l}`, resolve(import.meta.dirname, `libs/${l}/src/index.ts`)]),

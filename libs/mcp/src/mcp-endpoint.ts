@@ -145,7 +145,11 @@ export class McpEndpoint {
     }
   }
 
-  private buildServer(era: 'legacy' | 'modern'): McpServer {
+  /**
+   * One MCP server instance for an era. `principal` fixes the caller for a transport without HTTP auth (stdio:
+   * see serveMcpStdio); otherwise each request's principal comes from our auth middleware.
+   */
+  buildServer(era: 'legacy' | 'modern', principal?: Principal): McpServer {
     const tasks = era === 'modern' ? this.spec.tasks : undefined;
     const capabilities = tasks ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {} };
     const server = withReadableErrors(
@@ -154,19 +158,19 @@ export class McpEndpoint {
         { instructions: this.spec.instructions, capabilities },
       ),
     );
-    for (const tool of this.spec.tools()) this.register(server, tool);
+    for (const tool of this.spec.tools()) this.register(server, tool, principal);
     if (tasks) registerTaskMethods(server, tasks);
     return server;
   }
 
-  private register(server: McpServer, tool: ToolDefinition): void {
+  private register(server: McpServer, tool: ToolDefinition, principal?: Principal): void {
     const inputSchema = tool.inputJsonSchema ? proxiedSchema(tool.inputJsonSchema) : compactJsonSchema(tool.input);
     server.registerTool(
       tool.name,
       { description: tool.description, inputSchema, annotations: tool.annotations },
       async (args: unknown, ctx: ServerContext) => {
         try {
-          return toToolResult(await tool.handler(args as never, toolContext(ctx)));
+          return toToolResult(await tool.handler(args as never, toolContext(ctx, principal)));
         } catch (err) {
           return errorToToolResult(err, tool.name);
         }
@@ -206,8 +210,8 @@ function functionPolicyOf(req: McpRequest): ToolContext['functionPolicy'] {
   }
 }
 
-function toolContext(ctx: ServerContext): ToolContext {
-  const principal = principalOf(ctx);
+function toolContext(ctx: ServerContext, fixed?: Principal): ToolContext {
+  const principal = fixed ?? principalOf(ctx);
   const functionPolicy = (ctx.http?.authInfo?.extra as { functionPolicy?: ToolContext['functionPolicy'] } | undefined)
     ?.functionPolicy;
   const token = ctx.mcpReq._meta?.progressToken;
