@@ -49,6 +49,12 @@ export class AdminController {
     return { channels: await this.chat.listChannels(prefix) };
   }
 
+  @Get('waiters')
+  @ApiOkResponse({ description: 'chat_await_update calls waiting on this replica, per channel' })
+  waiters() {
+    return { waiters: this.chat.waiting() };
+  }
+
   @Get('channels/:name/messages')
   @ApiParam({ name: 'name', description: "URL-encoded channel name, e.g. %23general for '#general'" })
   @ApiQuery({ name: 'since', required: false, description: 'ISO time, inclusive' })

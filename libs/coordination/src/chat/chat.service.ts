@@ -86,6 +86,7 @@ export class ChatService implements OnModuleInit, OnApplicationShutdown {
     agentId: string,
     p: PostInput,
   ): Promise<{ message_id: string; channel: string; created_at: string; seq: number }> {
+    this.checkPost(p); // a refused post costs no rate budget
     try {
       await this.limiter.consume(agentId);
     } catch (res) {
@@ -100,8 +101,8 @@ export class ChatService implements OnModuleInit, OnApplicationShutdown {
     return { message_id: m.id, channel: m.channel, created_at: m.created_at, seq: m.seq };
   }
 
-  private async append(agentId: string, p: PostInput): Promise<MessageView> {
-    const channel = checkChannel(p.channel);
+  private checkPost(p: PostInput): void {
+    checkChannel(p.channel);
     if (!p.content) throw new ValidationError('content must not be empty.', fix('Post a non-empty message.'));
     const max = this.opts.chat.max_message_length;
     if (p.content.length > max)
@@ -111,6 +112,11 @@ export class ChatService implements OnModuleInit, OnApplicationShutdown {
           max_message_length: max,
         }),
       );
+  }
+
+  private async append(agentId: string, p: PostInput): Promise<MessageView> {
+    this.checkPost(p);
+    const channel = checkChannel(p.channel);
     let row = await this.repo.findChannel(channel);
     if (!row) {
       if ((await this.repo.countChannels()) >= this.opts.chat.max_channels)
@@ -138,6 +144,11 @@ export class ChatService implements OnModuleInit, OnApplicationShutdown {
     const row = await this.repo.findChannel(checkChannel(q.channel));
     if (!row) return [];
     return this.repo.read(row, { sinceMs: sinceMs(q.since), limit, order: q.order ?? 'desc' });
+  }
+
+  /** chat_await_update calls waiting on this replica, per channel. */
+  waiting(): Record<string, number> {
+    return Object.fromEntries(this.waiters);
   }
 
   listChannels(prefix?: string): Promise<ChannelView[]> {
