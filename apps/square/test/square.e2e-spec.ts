@@ -36,7 +36,9 @@ describe('square tools over MCP (SQLite)', () => {
   });
 
   it('re-registering a name returns the same id; another principal cannot take it', async () => {
-    expect((await alice.call('register', { name: 'alice', role: 'lead' })).json.agent_id).toBe(aliceId);
+    expect(
+      (await alice.call('register', { name: 'alice', role: 'lead', capabilities: ['plan', 'lead'] })).json.agent_id,
+    ).toBe(aliceId);
     const taken = await bob.call('register', { name: 'alice' });
     expect(taken.json).toMatchObject({ error: 'NAME_TAKEN' });
     expect((await alice.call('register', { name: '  ' })).json).toMatchObject({ error: 'VALIDATION_ERROR' });
@@ -193,11 +195,14 @@ describe('square tools over MCP (SQLite)', () => {
   });
 
   it('one principal may run several agents: _agent_id picks one of its own, and is required then', async () => {
-    const second = (await alice.call('register', { name: 'alice-helper' })).json.agent_id as string;
-    const ambiguous = await alice.call('chat_post_message', { channel: '#team', content: 'who am I?' });
+    const dave = await v2Client(square.mcpUrl, 'auto', devToken('dave'));
+    await dave.call('register', { name: 'dave' });
+    const second = (await dave.call('register', { name: 'dave-helper' })).json.agent_id as string;
+    const ambiguous = await dave.call('chat_post_message', { channel: '#team', content: 'who am I?' });
     expect(ambiguous.json).toMatchObject({ error: 'NOT_AUTHORIZED' });
     expect(ambiguous.json.fix).toContain(second);
-    await alice.call('chat_post_message', { channel: '#team', content: 'helper here', _agent_id: second });
+    await dave.call('chat_post_message', { channel: '#team', content: 'helper here', _agent_id: second });
+    await dave.close();
     const [m] = (await bob.call('chat_read_messages', { channel: '#team', limit: 1 })).json.messages as {
       agent_id: string;
     }[];
