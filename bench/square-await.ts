@@ -8,7 +8,7 @@ import { ADMIN } from '../test/support/admin';
 import { dbTarget, TEST_REDIS_URL } from '../test/support/databases';
 import { startSquare } from '../test/support/square-process';
 import { emitFigures, note, noteLoadAverage, rounds, runBench, summarize } from './lib/bench';
-import { SquareLoad } from './lib/square';
+import { squareCall } from './lib/square';
 
 const BENCH = 'square-await';
 const ROUNDS = rounds(200, 3);
@@ -34,8 +34,12 @@ async function main(): Promise<void> {
   };
   const a = await startSquare(config);
   const b = await startSquare(config);
-  const onA = new SquareLoad(a.url, 4);
-  const onB = new SquareLoad(b.url, 4);
+  const onA = {
+    call: (who: string, tool: string, args: Record<string, unknown>) => squareCall(a.url, who, tool, args),
+  };
+  const onB = {
+    call: (who: string, tool: string, args: Record<string, unknown>) => squareCall(b.url, who, tool, args),
+  };
   try {
     await onA.call('poster', 'register', { name: 'poster' });
     await onA.call('waiter', 'register', { name: 'waiter' });
@@ -63,7 +67,6 @@ async function main(): Promise<void> {
     emitFigures(BENCH, 'wake_same_replica', summarize(wake.same), { ...baseline, goalMax: 50 });
     emitFigures(BENCH, 'wake_cross_replica', summarize(wake.cross), { ...baseline, goalMax: 50 });
   } finally {
-    await Promise.allSettled([onA.close(), onB.close()]);
     await Promise.allSettled([a.stop(), b.stop()]);
     await db.cleanup();
   }

@@ -5,7 +5,7 @@
  * Goal: ≥ 1,000 messages/s.
  */
 import { emit, note, noteLoadAverage, percentile, runBench, SMOKE } from './lib/bench';
-import { SquareLoad } from './lib/square';
+import { squareCall } from './lib/square';
 import { startSquare } from '../test/support/square-process';
 
 const BENCH = 'square-throughput';
@@ -13,7 +13,6 @@ const AGENTS = 20;
 const SECONDS = Number(process.env.THROUGHPUT_SECONDS ?? (SMOKE ? 1 : 8));
 
 async function drive(
-  load: SquareLoad,
   seconds: number,
   call: (agent: number, i: number) => Promise<unknown>,
 ): Promise<{ perSecond: number; p50: number; p99: number; n: number }> {
@@ -42,19 +41,17 @@ async function main(): Promise<void> {
   noteLoadAverage();
   // Rate limits off for the bench: it measures the square, not its per-agent budget.
   const square = await startSquare({ chat: { max_messages_per_minute: 1_000_000 } });
-  const load = new SquareLoad(square.url, AGENTS);
+  const call = (who: string, tool: string, args: Record<string, unknown>) => squareCall(square.url, who, tool, args);
   try {
-    await Promise.all(
-      Array.from({ length: AGENTS }, (_, a) => load.call(`agent${a}`, 'register', { name: `agent-${a}` })),
-    );
-    await drive(load, 1, (a, i) => load.call(`agent${a}`, 'chat_post_message', { channel: '#warm', content: `w${i}` }));
+    await Promise.all(Array.from({ length: AGENTS }, (_, a) => call(`agent${a}`, 'register', { name: `agent-${a}` })));
+    await drive(1, (a, i) => call(`agent${a}`, 'chat_post_message', { channel: '#warm', content: `w${i}` }));
     note(`baseline: ${AGENTS} agents calling get_agent_by_name for ${SECONDS}s`);
-    const base = await drive(load, SECONDS, (a) => load.call(`agent${a}`, 'get_agent_by_name', { name: `agent-${a}` }));
+    const base = await drive(SECONDS, (a) => call(`agent${a}`, 'get_agent_by_name', { name: `agent-${a}` }));
     note(`subject: ${AGENTS} agents posting for ${SECONDS}s`);
-    const posts = await drive(load, SECONDS, (a, i) =>
-      load.call(`agent${a}`, 'chat_post_message', { channel: '#load', content: `agent-${a} message ${i}` }),
+    const posts = await drive(SECONDS, (a, i) =>
+      call(`agent${a}`, 'chat_post_message', { channel: '#load', content: `agent-${a} message ${i}` }),
     );
-    const stored = (await load.call('agent0', 'chat_list_channels', { prefix: '#load' })).channels as {
+    const stored = (await call('agent0', 'chat_list_channels', { prefix: '#load' })).channels as {
       message_count: number;
     }[];
     if (stored[0]?.message_count !== posts.n)
@@ -91,7 +88,6 @@ async function main(): Promise<void> {
         ratio: round(value / baseValue),
       });
   } finally {
-    await load.close();
     await square.stop();
   }
 }

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { type AppProcess, spawnApp } from './app-process';
-import { ROOT, TEST_PYTHON } from './paths';
+import { ROOT } from './paths';
+import { runPyClient } from './py-client';
 import { freePort } from './ports';
 
 /** Built square entry. */
@@ -42,19 +42,5 @@ export interface SquareAgentResult {
 
 /** Runs one agent (test/clients/py_square_agent.py) through the real Python `mcp` client. */
 export function pySquareAgent(plan: SquareAgentPlan): Promise<SquareAgentResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(TEST_PYTHON, [join(ROOT, 'test', 'clients', 'py_square_agent.py')], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      if (code !== 0) return reject(new Error(`python square agent ${plan.name} exited ${code}: ${err.slice(-3000)}`));
-      resolve(JSON.parse(out) as SquareAgentResult);
-    });
-    child.stdin.end(JSON.stringify(plan));
-  });
+  return runPyClient<SquareAgentResult>('py_square_agent.py', plan, `python square agent ${plan.name}`);
 }
