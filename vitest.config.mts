@@ -19,6 +19,7 @@ const libs = [
   'catalog',
   'client',
   'activity',
+  'coordination',
 ];
 const alias = Object.fromEntries(
   libs.map((l) => [`@stoa/${l}`, resolve(import.meta.dirname, `libs/${l}/src/index.ts`)]),

@@ -17,6 +17,7 @@ const executorMain = join(root, 'dist', 'apps', 'executor', 'main.js');
 const NEEDS_SERVICE = {
   'async-job': 'Redis (STOA_TEST_REDIS_URL, default redis://127.0.0.1:6379)',
   'parallel-scaling': 'Redis (STOA_TEST_REDIS_URL, default redis://127.0.0.1:6379)',
+  'square-await': 'Redis and PostgreSQL (STOA_TEST_REDIS_URL, STOA_TEST_DATABASE_URL)',
 };
 /** A smoke run of one bench that takes longer than this has hung. */
 const SMOKE_TIMEOUT_MS = 180_000;

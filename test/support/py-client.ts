@@ -19,20 +19,23 @@ export async function pyCalls(
   calls: PyCall[],
   opts: { token?: string; listTools?: boolean } = {},
 ): Promise<PyResult[]> {
-  const plan = JSON.stringify({ url, mode, token: opts.token, calls, list_tools: opts.listTools });
+  const plan = { url, mode, token: opts.token, calls, list_tools: opts.listTools };
+  return runPyClient<PyResult[]>('py_mcp_client.py', plan, 'python mcp client');
+}
+
+/** Runs a Python client script of test/clients with `plan` as JSON on stdin; its stdout parsed as JSON. */
+export function runPyClient<T>(script: string, plan: unknown, label: string): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(TEST_PYTHON, [join(ROOT, 'test', 'clients', 'py_mcp_client.py')], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(TEST_PYTHON, [join(ROOT, 'test', 'clients', script)], { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
     child.on('exit', (code) => {
-      if (code !== 0) return reject(new Error(`python mcp client exited ${code}: ${err.slice(-3000)}`));
-      resolve(JSON.parse(out) as PyResult[]);
+      if (code !== 0) return reject(new Error(`${label} exited ${code}: ${err.slice(-3000)}`));
+      resolve(JSON.parse(out) as T);
     });
-    child.stdin.end(plan);
+    child.stdin.end(JSON.stringify(plan));
   });
 }

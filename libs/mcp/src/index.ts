@@ -1,5 +1,7 @@
 /** Streamable HTTP endpoint serving both MCP protocol eras. */
 export { McpEndpoint, type McpEndpointOptions, type McpRequest } from './mcp-endpoint';
+/** MCP over stdio (a local agent starts the server itself). */
+export { serveMcpStdio } from './stdio';
 /** Tool definitions and the server spec an app provides. */
 export {
   defineTool,

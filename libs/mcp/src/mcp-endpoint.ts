@@ -19,6 +19,12 @@ import { envelopeRefusal, type Refusal, transportRefusal } from './request-guard
 import { withReadableErrors } from './readable-errors';
 import { toParsedBodyHandler, webHeaders } from './node-bridge';
 
+/** The caller of a connection without HTTP auth (stdio): who it is, and an id for the connection. */
+export interface FixedCaller {
+  principal: Principal;
+  connectionId: string;
+}
+
 /** A Node request after our auth middleware ran. */
 export type McpRequest = IncomingMessage & { body?: unknown; auth?: unknown };
 
@@ -145,7 +151,11 @@ export class McpEndpoint {
     }
   }
 
-  private buildServer(era: 'legacy' | 'modern'): McpServer {
+  /**
+   * One MCP server instance for an era. `fixed` is the caller and connection of a transport without HTTP auth
+   * (stdio: see serveMcpStdio); otherwise each request's principal comes from our auth middleware.
+   */
+  buildServer(era: 'legacy' | 'modern', fixed?: FixedCaller): McpServer {
     const tasks = era === 'modern' ? this.spec.tasks : undefined;
     const capabilities = tasks ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {} };
     const server = withReadableErrors(
@@ -154,19 +164,19 @@ export class McpEndpoint {
         { instructions: this.spec.instructions, capabilities },
       ),
     );
-    for (const tool of this.spec.tools()) this.register(server, tool);
+    for (const tool of this.spec.tools()) this.register(server, tool, fixed);
     if (tasks) registerTaskMethods(server, tasks);
     return server;
   }
 
-  private register(server: McpServer, tool: ToolDefinition): void {
+  private register(server: McpServer, tool: ToolDefinition, fixed?: FixedCaller): void {
     const inputSchema = tool.inputJsonSchema ? proxiedSchema(tool.inputJsonSchema) : compactJsonSchema(tool.input);
     server.registerTool(
       tool.name,
       { description: tool.description, inputSchema, annotations: tool.annotations },
       async (args: unknown, ctx: ServerContext) => {
         try {
-          return toToolResult(await tool.handler(args as never, toolContext(ctx)));
+          return toToolResult(await tool.handler(args as never, toolContext(ctx, fixed)));
         } catch (err) {
           return errorToToolResult(err, tool.name);
         }
@@ -206,15 +216,15 @@ function functionPolicyOf(req: McpRequest): ToolContext['functionPolicy'] {
   }
 }
 
-function toolContext(ctx: ServerContext): ToolContext {
-  const principal = principalOf(ctx);
+function toolContext(ctx: ServerContext, fixed?: FixedCaller): ToolContext {
+  const principal = fixed?.principal ?? principalOf(ctx);
   const functionPolicy = (ctx.http?.authInfo?.extra as { functionPolicy?: ToolContext['functionPolicy'] } | undefined)
     ?.functionPolicy;
   const token = ctx.mcpReq._meta?.progressToken;
   return {
     principal,
     tasksSupported: declaresTasks(ctx),
-    transportSessionId: ctx.sessionId,
+    transportSessionId: ctx.sessionId ?? fixed?.connectionId,
     signal: ctx.mcpReq.signal,
     functionPolicy,
     progress:

@@ -4,7 +4,7 @@ import { z } from 'zod';
 /** What a tool handler knows about its call. */
 export interface ToolContext {
   principal: Principal;
-  /** `Mcp-Session-Id` of a 2025-era sessionful client; undefined for stateless 2026-07-28 clients. */
+  /** `Mcp-Session-Id` of a 2025-era sessionful client (or the stdio connection's id); undefined for stateless 2026-07-28 HTTP clients. */
   transportSessionId?: string;
   /** Aborted when the client cancels or disconnects. */
   signal: AbortSignal;

@@ -1,0 +1,152 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { Repository } from 'typeorm';
+import { ChannelEntity, MessageEntity } from '../coordination.entities';
+import { type ChannelView, iso, type MessageView } from '../coordination.types';
+import { Transactions } from '../coordination.tx';
+
+export interface NewMessage {
+  agentId: string;
+  parentId: string | null;
+  contentType: string;
+  content: string;
+}
+
+export interface ReadQuery {
+  sinceMs?: number;
+  afterSeq?: number;
+  limit: number;
+  order: 'asc' | 'desc';
+}
+
+/** The only code touching `square_channels` and `square_messages`. */
+@Injectable()
+export class ChatRepository {
+  constructor(
+    @InjectRepository(ChannelEntity) private readonly channels: Repository<ChannelEntity>,
+    @InjectRepository(MessageEntity) private readonly messages: Repository<MessageEntity>,
+    private readonly tx: Transactions,
+  ) {}
+
+  async findChannel(name: string): Promise<ChannelEntity | undefined> {
+    return (await this.channels.findOneBy({ name })) ?? undefined;
+  }
+
+  countChannels(): Promise<number> {
+    return this.channels.count();
+  }
+
+  /** Creates the channel unless it exists (concurrent creators get the same row). */
+  async ensureChannel(name: string, topic: string | null): Promise<ChannelEntity> {
+    const row = Object.assign(new ChannelEntity(), {
+      id: randomUUID(),
+      name,
+      topic,
+      messageCount: 0,
+      createdAt: Date.now(),
+      lastActivityAt: null,
+    });
+    await this.channels.createQueryBuilder().insert().into(ChannelEntity).values(row).orIgnore().execute();
+    return (await this.findChannel(name)) as ChannelEntity;
+  }
+
+  /**
+   * Appends one message: the channel's counter is bumped and read in the same transaction, so concurrent posts
+   * (on any replica) get consecutive, unique sequence numbers and a stable order.
+   */
+  append(channel: ChannelEntity, m: NewMessage): Promise<MessageView> {
+    return this.tx.run(async (em) => {
+      const now = Date.now();
+      await em
+        .createQueryBuilder()
+        .update(ChannelEntity)
+        .set({ messageCount: () => 'message_count + 1', lastActivityAt: now })
+        .where('id = :id', { id: channel.id })
+        .execute();
+      const { messageCount } = await em.findOneOrFail(ChannelEntity, {
+        where: { id: channel.id },
+        select: { id: true, messageCount: true },
+      });
+      const row = Object.assign(new MessageEntity(), {
+        id: randomUUID(),
+        channelId: channel.id,
+        seq: messageCount,
+        ...m,
+        createdAt: now,
+      });
+      await em.insert(MessageEntity, row);
+      return messageView(row, channel.name);
+    });
+  }
+
+  async read(channel: ChannelEntity, q: ReadQuery): Promise<MessageView[]> {
+    if (q.limit <= 0) return [];
+    const qb = this.messages.createQueryBuilder('m').where('m.channel_id = :c', { c: channel.id });
+    if (q.sinceMs !== undefined) qb.andWhere('m.created_at >= :since', { since: q.sinceMs });
+    if (q.afterSeq !== undefined) qb.andWhere('m.seq > :after', { after: q.afterSeq });
+    const rows = await qb
+      .orderBy('m.seq', q.order === 'asc' ? 'ASC' : 'DESC')
+      .limit(q.limit)
+      .getMany();
+    return rows.map((r) => messageView(r, channel.name));
+  }
+
+  async listChannels(prefix?: string): Promise<ChannelView[]> {
+    const qb = this.channels.createQueryBuilder('c');
+    if (prefix) qb.where("c.name LIKE :p ESCAPE '\\'", { p: `${prefix.replace(/[\\%_]/g, '\\$&')}%` });
+    const rows = await qb.orderBy('c.name', 'ASC').getMany();
+    return rows.map(channelView);
+  }
+
+  /** Message count, distinct authors and time span since `sinceMs` (statistics of chat_summarize_channel). */
+  async stats(
+    channel: ChannelEntity,
+    sinceMs?: number,
+  ): Promise<{ count: number; participants: string[]; first: number | null; last: number | null }> {
+    const qb = this.messages.createQueryBuilder('m').where('m.channel_id = :c', { c: channel.id });
+    if (sinceMs !== undefined) qb.andWhere('m.created_at >= :since', { since: sinceMs });
+    const agg = await qb
+      .clone()
+      .select('COUNT(*)', 'count')
+      .addSelect('MIN(m.created_at)', 'first')
+      .addSelect('MAX(m.created_at)', 'last')
+      .getRawOne<{ count: string | number; first: string | number | null; last: string | number | null }>();
+    const authors = await qb
+      .clone()
+      .select('DISTINCT m.agent_id', 'agent_id')
+      .orderBy('agent_id')
+      .getRawMany<{ agent_id: string }>();
+    const num = (v: string | number | null | undefined) => (v === null || v === undefined ? null : Number(v));
+    return {
+      count: num(agg?.count) ?? 0,
+      participants: authors.map((a) => a.agent_id),
+      first: num(agg?.first),
+      last: num(agg?.last),
+    };
+  }
+}
+
+export function messageView(r: MessageEntity, channel: string): MessageView {
+  return {
+    id: r.id,
+    channel_id: r.channelId,
+    channel,
+    seq: r.seq,
+    agent_id: r.agentId,
+    parent_id: r.parentId,
+    content_type: r.contentType,
+    content: r.content,
+    created_at: iso(r.createdAt),
+  };
+}
+
+function channelView(c: ChannelEntity): ChannelView {
+  return {
+    name: c.name,
+    topic: c.topic,
+    message_count: c.messageCount,
+    last_activity_at: c.lastActivityAt === null ? null : iso(c.lastActivityAt),
+    created_at: iso(c.createdAt),
+  };
+}
