@@ -103,11 +103,15 @@ async function forward(
   const bytesIn = Buffer.byteLength(raw);
   const tool = body.params?.name ?? '';
   const refusal = await hooks.before?.(principal, tool, body, bytesIn);
-  if (refusal) return toolError(res, body.id, refusal.message, refusal.extra);
+  if (refusal) {
+    pool.metrics?.observeToolCall(tool, 'error', (performance.now() - started) / 1000);
+    return toolError(res, body.id, refusal.message, refusal.extra);
+  }
   const ac = new AbortController();
   res.once('close', () => res.writableFinished || ac.abort()); // the caller went away: cancel upstream
   try {
     const r = await pool.forward(upstream, principal, raw, req.headers, res, ac.signal, hooks.headers);
+    pool.metrics?.observeToolCall(tool, r.isError ? 'error' : 'ok', (performance.now() - started) / 1000);
     hooks.after?.(principal, tool, body, {
       isError: r.isError,
       bytesIn,
@@ -117,6 +121,7 @@ async function forward(
     });
   } catch (err) {
     const failed = ac.signal.aborted ? 'cancelled by the caller' : (err as Error).message;
+    pool.metrics?.observeToolCall(tool, 'error', (performance.now() - started) / 1000);
     hooks.after?.(principal, tool, body, {
       isError: true,
       failed,

@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import type { StoaMetrics } from '@stoa/activity';
 import { type Principal, UnavailableError } from '@stoa/core';
 import type { McpToolInfo } from './catalog';
 import type { CredentialSource } from './upstream.config';
@@ -32,6 +33,8 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
   private routes = new Map<string, { upstream: Upstream; tool: McpToolInfo }>();
   private readonly callers: LRUCache<string, CallerClient>;
   private readonly legacy: LegacyClients;
+  /** Where tool calls and upstream hops are counted (set by the connector module). */
+  metrics?: StoaMetrics;
 
   constructor(
     configs: readonly UpstreamConfig[],
@@ -105,8 +108,10 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
     signal: AbortSignal,
     extra?: Record<string, string>,
   ): Promise<ForwardResult> {
-    const authorization = await this.authorization(upstream, principal);
-    return upstream.http.forward(body, headers, authorization, res, signal, extra);
+    return this.timed(upstream, async () => {
+      const authorization = await this.authorization(upstream, principal);
+      return upstream.http.forward(body, headers, authorization, res, signal, extra);
+    });
   }
 
   /** Calls an upstream tool for `principal` and returns its result; progress notifications go to `onProgress`. */
@@ -120,6 +125,16 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
       onProgress?: (progress: number, message?: string, total?: number) => void;
       headers?: Record<string, string>;
     } = {},
+  ): Promise<UpstreamToolResult> {
+    return this.timed(upstream, () => this.callOnce(upstream, principal, name, args, opts));
+  }
+
+  private async callOnce(
+    upstream: Upstream,
+    principal: Principal,
+    name: string,
+    args: Record<string, unknown>,
+    opts: Parameters<UpstreamPool['call']>[4] = {},
   ): Promise<UpstreamToolResult> {
     if (!upstream.healthy)
       throw new UnavailableError(
@@ -159,6 +174,20 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
     }
     if (r.error) throw new UnavailableError(`Upstream error from '${upstream.name}': ${r.error.message}`);
     return r.result ?? {};
+  }
+
+  /** Runs one request to `upstream`, counting its duration (an error result or a throw is outcome `error`). */
+  private async timed<T extends { isError?: unknown }>(upstream: Upstream, run: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    const seconds = () => (performance.now() - started) / 1000;
+    try {
+      const r = await run();
+      this.metrics?.observeUpstreamHop(upstream.name, r.isError === true ? 'error' : 'ok', seconds());
+      return r;
+    } catch (err) {
+      this.metrics?.observeUpstreamHop(upstream.name, 'error', seconds());
+      throw err;
+    }
   }
 
   async close(): Promise<void> {
