@@ -18,6 +18,8 @@ export { UpstreamHttpError, type ForwardResult, type RpcMessage } from './upstre
 export { proxyTool, relayProgress } from './proxy-tool';
 /** The connectors' hot path: 2026-07-28 tool calls streamed to their upstream, with policy hooks. */
 export { connectorFastPath, type FastPathHooks, type ForwardOutcome, type RpcBody } from './fast-path';
+/** A fast-path tool call's server span and its count (tool, outcome). */
+export { observedToolCall } from './observed-call';
 /** How a connector authenticates to each upstream (passthrough, obo, client_credentials, none). */
 export * from './credentials';
 /** `/health/ready` of connectors: upstream checks, live probes (database, Redis), the answer and its status. */
