@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startActivity, type RunningActivity } from './support/activity';
@@ -70,6 +71,16 @@ describe('/metrics on every app, moving with real MCP calls (real processes)', (
       );
       expect(families.find((f) => f.name === 'stoa_tool_call_duration_seconds')?.type).toBe('histogram');
     }
+  });
+
+  it('has every metric the Grafana dashboard in examples/grafana queries', async () => {
+    const dashboard = readFileSync(join(ROOT, 'examples', 'grafana', 'stoa.json'), 'utf8');
+    const queried = new Set([...dashboard.matchAll(/\b(?:stoa|nodejs|process)_[a-z0-9_]+/g)].map((m) => m[0]));
+    const families = [...(await scrape(executor.url)), ...(await scrape(gateway.url))];
+    const names = new Set(families.map((f) => f.name)); // the parser names counters without `_total`
+    const family = (name: string) => (names.has(name) ? name : name.replace(/_(bucket|count|sum|total)$/, ''));
+    expect(queried.size).toBeGreaterThan(10);
+    expect([...queried].filter((name) => !names.has(family(name)))).toEqual([]);
   });
 
   it('serves any loopback caller without credentials when metrics.access is loopback, and nothing when disabled', async () => {

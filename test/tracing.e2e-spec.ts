@@ -36,19 +36,19 @@ describe('OpenTelemetry traces across a router and an executor (real processes, 
 
   /** The executor's tool span of the call that printed `marker`, once both apps exported theirs. */
   async function traceOf(marker: string, client: TestClient): Promise<CollectedSpan[]> {
+    const known = new Set(collector.spans.map((s) => s.spanId)); // spans of earlier calls
     const r = await client.call(EXECUTE, { code: `print(${JSON.stringify(marker)})` });
     expect(r.json).toMatchObject({ success: true, stdout: `${marker}\n` });
-    const known = new Set(collector.spans.map((s) => s.spanId));
-    return until(`spans of the ${marker} call`, async () => {
+    return until(`spans of the ${marker} call`, () => {
       const server = collector.spans.filter(
         (s) => s.service === 'stoa-executor' && s.kind === SERVER && s.name === `tools/call ${EXECUTE}`,
       );
       const mine = server.find((s) =>
         collector.spans.some((k) => k.name === 'kernel.execute' && k.parentSpanId === s.spanId && !known.has(k.spanId)),
       );
-      if (!mine) return undefined;
+      if (!mine) return Promise.resolve(undefined);
       const trace = collector.spans.filter((s) => s.traceId === mine.traceId);
-      return trace.some((s) => s.service === 'stoa-router' && s.kind === SERVER) ? trace : undefined;
+      return Promise.resolve(trace.some((s) => s.service === 'stoa-router' && s.kind === SERVER) ? trace : undefined);
     });
   }
 
@@ -97,11 +97,10 @@ describe('OpenTelemetry traces across a router and an executor (real processes, 
       },
     );
     expect(r.json).toMatchObject({ success: true });
-    const trace = await until('the agent trace', async () => {
+    const trace = await until('the agent trace', () => {
       const spans = collector.spans.filter((s) => s.traceId === traceId);
-      return spans.some((s) => s.name === 'kernel.execute') && spans.some((s) => s.service === 'stoa-router')
-        ? spans
-        : undefined;
+      const complete = spans.some((s) => s.name === 'kernel.execute') && spans.some((s) => s.service === 'stoa-router');
+      return Promise.resolve(complete ? spans : undefined);
     });
     expect(trace.find((s) => s.service === 'stoa-router' && s.kind === SERVER)?.parentSpanId).toBe(parent);
     check(trace);
