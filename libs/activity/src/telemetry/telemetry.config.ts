@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { boolish } from '@stoa/config';
+import { optionalBaseUrl } from '../publisher/publisher.config';
 
 /** `metrics:` in every app's YAML — the Prometheus endpoint `/metrics`. */
 export const metricsConfigSchema = z
@@ -19,14 +20,7 @@ export type MetricsConfig = z.output<typeof metricsConfigSchema>;
 export const tracingConfigSchema = z
   .strictObject({
     /** OTLP/HTTP base URL, e.g. http://127.0.0.1:4318 (OTEL_EXPORTER_OTLP_ENDPOINT); traces go to `{endpoint}/v1/traces`. */
-    endpoint: z
-      .string()
-      .optional()
-      .transform((u) => u?.trim().replace(/\/+$/, '') || undefined)
-      .refine(
-        (u) => u === undefined || /^https?:\/\/[^/]/.test(u),
-        'must be an http(s) URL, e.g. http://127.0.0.1:4318',
-      ),
+    endpoint: optionalBaseUrl('http://127.0.0.1:4318'),
     /** `service.name` of the spans (OTEL_SERVICE_NAME); default `stoa-{app}`. */
     service_name: z.string().min(1).optional(),
   })
