@@ -109,41 +109,23 @@ describe('OpenTelemetry traces across a router and an executor (real processes, 
   it('prefers the traceparent in _meta of a 2026-07-28 request over the HTTP header', async () => {
     const metaTrace = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
     const metaParent = 'aaaaaaaaaaaaaaaa';
-    const res = await fetch(executor.mcpUrl, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
-        'mcp-name': EXECUTE,
-        authorization: `Bearer ${devToken('alice')}`,
-        traceparent: '00-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-bbbbbbbbbbbbbbbb-01',
+    const r = await rawToolCall(
+      executor.mcpUrl,
+      EXECUTE,
+      { code: 'print("meta")' },
+      {
+        headers: { traceparent: '00-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-bbbbbbbbbbbbbbbb-01' },
+        meta: { traceparent: `00-${metaTrace}-${metaParent}-01` },
       },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 7,
-        method: 'tools/call',
-        params: {
-          name: EXECUTE,
-          arguments: { code: 'print("meta")' },
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientCapabilities': {},
-            traceparent: `00-${metaTrace}-${metaParent}-01`,
-          },
-        },
-      }),
-    });
-    expect(res.status).toBe(200);
-    expect(await res.text()).toContain('meta');
+    );
+    expect(r.json).toMatchObject({ success: true, stdout: 'meta\n' });
     const span = await until('the executor span of the _meta trace', () =>
       Promise.resolve(collector.spans.find((s) => s.traceId === metaTrace && s.kind === SERVER)),
     );
     expect(span).toMatchObject({
       service: 'stoa-executor',
       parentSpanId: metaParent,
-      attributes: { 'jsonrpc.request.id': '7' },
+      attributes: { 'jsonrpc.request.id': '1' },
     });
   });
 });
