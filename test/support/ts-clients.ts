@@ -112,7 +112,7 @@ export async function rawToolCall(
   mcpUrl: string,
   tool: string,
   args: Record<string, unknown>,
-  o: { token?: string; headers?: Record<string, string> } = {},
+  o: { token?: string; headers?: Record<string, string>; meta?: Record<string, unknown> } = {},
 ): Promise<{ isError: boolean; text: string; json: Record<string, unknown> }> {
   const body = {
     jsonrpc: '2.0',
@@ -124,6 +124,7 @@ export async function rawToolCall(
       _meta: {
         'io.modelcontextprotocol/protocolVersion': '2026-07-28',
         'io.modelcontextprotocol/clientCapabilities': {},
+        ...o.meta,
       },
     },
   };

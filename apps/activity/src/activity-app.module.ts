@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { type DynamicModule, Module } from '@nestjs/common';
-import { ACTIVITY_MIGRATIONS, ActivityFeedModule } from '@stoa/activity';
+import { ACTIVITY_MIGRATIONS, ActivityFeedModule, TelemetryModule } from '@stoa/activity';
 import { AuthModule } from '@stoa/auth';
 import { LoggingModule } from '@stoa/core';
 import { PersistenceModule } from '@stoa/persistence';
@@ -25,6 +25,7 @@ export class ActivityAppModule {
           publicBaseUrl: c.server.public_url,
           adminTokenFile: join(dataDir, `activity-${c.server.port}.admin-token`),
         }),
+        TelemetryModule.forRoot(c, { app: 'activity', server: c.name }),
         PersistenceModule.forRoot({
           database: c.database,
           defaultSqlitePath: join(dataDir, 'activity.sqlite'),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { metricsConfigSchema, TELEMETRY_ENV, tracingConfigSchema } from '@stoa/activity';
 import { AUTH_ENV, authConfigSchema, serverConfigSchema } from '@stoa/auth';
 import { loadConfig, positiveInt } from '@stoa/config';
 import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
@@ -11,6 +12,8 @@ export const activityConfigSchema = z.strictObject({
   name: z.string().min(1).max(100).default('stoa'),
   server: serverConfigSchema,
   auth: authConfigSchema,
+  metrics: metricsConfigSchema,
+  tracing: tracingConfigSchema,
   database: databaseConfigSchema,
   data_dir: z.string().default('./data'),
   /** Redis for the live stream across replicas (REDIS_URL); unset → one process. */
@@ -53,6 +56,7 @@ export type ActivityConfig = z.output<typeof activityConfigSchema>;
 const ENV_MAP = {
   ...AUTH_ENV,
   ...DATABASE_ENV,
+  ...TELEMETRY_ENV,
   HOST: 'server.host',
   PORT: 'server.port',
   REDIS_URL: 'redis_url',

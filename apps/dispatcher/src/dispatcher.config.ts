@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
 import { boolish, ConfigError, loadConfig, positiveInt, serverName } from '@stoa/config';
-import { applyConnectorPort, CONNECTOR_ENV, poolConfigSchema, upstreamAuthSchema } from '@stoa/connectors';
+import {
+  applyConnectorPort,
+  CONNECTOR_ENV,
+  connectorObservabilityFields,
+  poolConfigSchema,
+  upstreamAuthSchema,
+} from '@stoa/connectors';
 
 /** One worker (reference WorkerConfig): an identical executor replica. */
 const workerSchema = z.strictObject({
@@ -32,6 +38,7 @@ export const dispatcherConfigSchema = z
     /** Redis for affinity of 2025-era `Mcp-Session-Id` traffic and job ownership, shared by dispatcher replicas. */
     redis_url: z.string().optional(),
     connectors: poolConfigSchema,
+    ...connectorObservabilityFields,
   })
   .superRefine((c, ctx) => {
     if (c.strategy === 'sticky_session' && !c.session_affinity)

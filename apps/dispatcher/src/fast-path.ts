@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
 import type { PrincipalResolver } from '@stoa/auth';
 import type { Principal } from '@stoa/core';
-import type { RpcBody, UpstreamPool } from '@stoa/connectors';
+import { observedToolCall, type RpcBody, type UpstreamPool } from '@stoa/connectors';
 import { envelopeRefusal } from '@stoa/mcp';
 import { type DispatchService, toolError } from './dispatch.service';
 
@@ -34,34 +34,40 @@ export function dispatcherFastPath(dispatch: DispatchService, pool: UpstreamPool
       const args = body.params?.arguments ?? {};
       const sessionHeader = req.headers['mcp-param-execution-session-id'];
       const ctx = { sessionHeader: typeof sessionHeader === 'string' ? sessionHeader : undefined };
-      try {
-        const route = await dispatch.route(principal, name, args, ctx);
-        if (route.kind === 'one' && !route.warning && route.args === args) {
-          const ac = new AbortController();
-          res.once('close', () => res.writableFinished || ac.abort());
-          try {
-            const r = await dispatch.balancer.track(route.worker, () =>
-              pool.forward(
-                route.worker,
-                principal,
-                req.rawBody ?? JSON.stringify(req.body),
-                req.headers,
-                res,
-                ac.signal,
-              ),
-            );
-            await dispatch.remember(route.worker, name, r.refs, ctx);
-          } catch (err) {
-            if (!ac.signal.aborted && !res.headersSent)
-              rpc(res, body.id, toolError(`Cannot reach worker '${route.worker.name}': ${(err as Error).message}`));
+      await observedToolCall(pool, req, body, async () => {
+        try {
+          const route = await dispatch.route(principal, name, args, ctx);
+          if (route.kind === 'one' && !route.warning && route.args === args) {
+            const ac = new AbortController();
+            res.once('close', () => res.writableFinished || ac.abort());
+            try {
+              const r = await dispatch.balancer.track(route.worker, () =>
+                pool.forward(
+                  route.worker,
+                  principal,
+                  req.rawBody ?? JSON.stringify(req.body),
+                  req.headers,
+                  res,
+                  ac.signal,
+                ),
+              );
+              await dispatch.remember(route.worker, name, r.refs, ctx);
+              return { isError: r.isError };
+            } catch (err) {
+              if (!ac.signal.aborted && !res.headersSent)
+                rpc(res, body.id, toolError(`Cannot reach worker '${route.worker.name}': ${(err as Error).message}`));
+              return { isError: true };
+            }
           }
-          return;
+          const result = await dispatch.call(principal, name, args, ctx);
+          rpc(res, body.id, result);
+          return { isError: result.isError === true };
+        } catch (err) {
+          logger.warn({ tool: name, err: (err as Error).message }, 'dispatch failed');
+          if (!res.headersSent) rpc(res, body.id, toolError(`Worker error: ${(err as Error).message}`));
+          return { isError: true };
         }
-        rpc(res, body.id, await dispatch.call(principal, name, args, ctx));
-      } catch (err) {
-        logger.warn({ tool: name, err: (err as Error).message }, 'dispatch failed');
-        if (!res.headersSent) rpc(res, body.id, toolError(`Worker error: ${(err as Error).message}`));
-      }
+      });
     }, next);
   };
 }

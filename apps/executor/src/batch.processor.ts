@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { inSpan } from '@stoa/activity';
 import { BatchRunner, type BatchItem } from '@stoa/execution';
 import { JobService, JobStatus } from '@stoa/jobs';
 import type { ExecutorSettings } from './executor.config';
@@ -20,7 +21,9 @@ export class BatchProcessor implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     await this.jobs.processBatchItems((jobId, data, signal) =>
-      this.run(jobId, data as unknown as BatchItemData, signal),
+      inSpan('job.run', { attributes: { 'stoa.job.id': jobId, 'stoa.job.kind': 'batch_item' } }, () =>
+        this.run(jobId, data as unknown as BatchItemData, signal),
+      ),
     );
   }
 

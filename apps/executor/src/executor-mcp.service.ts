@@ -1,5 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown, Optional } from '@nestjs/common';
-import { ActivityPublisher } from '@stoa/activity';
+import { ActivityPublisher, StoaMetrics } from '@stoa/activity';
 import { CatalogService, catalogTools } from '@stoa/catalog';
 import { ExecutionService } from '@stoa/execution';
 import { JobService } from '@stoa/jobs';
@@ -34,6 +34,7 @@ export class ExecutorMcpService implements OnApplicationShutdown {
     transfer: TransferRuntime,
     @Optional() dataCatalog?: CatalogService,
     @Optional() activity?: ActivityPublisher,
+    @Optional() metrics?: StoaMetrics,
   ) {
     const { config } = settings;
     const catalog = settings.domain.catalog;
@@ -78,6 +79,7 @@ export class ExecutorMcpService implements OnApplicationShutdown {
         // Ending the MCP transport (DELETE, disconnect, idle) never ends the execution session: the kernel stays
         // until {name}_close_session, idle expiry or shutdown, so a new connection resumes it by execution_session_id.
         legacyIdleMs: Math.max(60_000, config.sessions.idle_timeout_minutes * 60_000),
+        onToolCall: metrics && ((tool, isError, s) => metrics.observeToolCall(tool, isError ? 'error' : 'ok', s)),
       },
     );
   }

@@ -1,7 +1,13 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { ACTIVITY_ENV, activityPublisherConfigSchema } from '@stoa/activity';
+import {
+  ACTIVITY_ENV,
+  activityPublisherConfigSchema,
+  metricsConfigSchema,
+  TELEMETRY_ENV,
+  tracingConfigSchema,
+} from '@stoa/activity';
 import { AUTH_ENV, authConfigSchema, serverConfigSchema } from '@stoa/auth';
 import { boolish, ConfigError, loadConfig, serverName } from '@stoa/config';
 import { checkTimeouts, EXECUTION_ENV, executionConfigSchema, resolveTruncationThreshold } from '@stoa/execution';
@@ -36,6 +42,8 @@ export const executorConfigSchema = z
     server: serverConfigSchema,
     auth: authConfigSchema,
     activity: activityPublisherConfigSchema,
+    metrics: metricsConfigSchema,
+    tracing: tracingConfigSchema,
     database: databaseConfigSchema,
     environment: environmentSchema,
     sandbox: sandboxConfigSchema,
@@ -91,6 +99,7 @@ const ENV_MAP = {
   SERVER_PUBLIC_URL: 'server.public_url',
   ...AUTH_ENV,
   ...ACTIVITY_ENV,
+  ...TELEMETRY_ENV,
   ...DATABASE_ENV,
   ...KERNEL_ENV,
   ...SANDBOX_ENV,

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { type DynamicModule, Logger, Module } from '@nestjs/common';
-import { ActivityModule } from '@stoa/activity';
+import { ActivityModule, TelemetryModule } from '@stoa/activity';
 import { AuthModule, entraSettings } from '@stoa/auth';
 import { LoggingModule } from '@stoa/core';
 import { ExecutionModule } from '@stoa/execution';
@@ -33,6 +33,7 @@ import { McpController } from './mcp.controller';
 import { AdminTransfersController } from './admin-transfers.controller';
 import { AdminCatalogController } from './admin-catalog.controller';
 import { TransferController } from './transfer.controller';
+import { ExecutorMetrics } from './executor-metrics';
 
 /** The executor: one domain server with kernels, sessions and the MCP surface. */
 @Module({})
@@ -44,6 +45,7 @@ export class ExecutorModule {
       imports: [
         LoggingModule.forRoot('stoa-executor'),
         ActivityModule.forRoot(c.activity, c.name),
+        TelemetryModule.forRoot(c, { app: 'executor', server: c.name }),
         AuthModule.forRoot({
           auth: c.auth,
           publicBaseUrl: c.server.public_url,
@@ -127,6 +129,7 @@ export class ExecutorModule {
         OpenApiDocument,
         BatchProcessor,
         JobTasks,
+        ExecutorMetrics,
       ],
     };
   }

@@ -71,6 +71,37 @@ describe('executor activity events', () => {
     expect(String(failed.stderr)).toContain('ValueError: boom');
     stream.close();
   });
+
+  it('publishes object_received when a peer sends a variable to the receive endpoint', async () => {
+    const cookie = await activity.cookie();
+    const stream = await openStream(`${activity.url}/stream`, { cookie });
+    const session = (await client.call('execute_demo_code', { code: '0' })).json.session_id as string;
+    const res = await fetch(`${executor.url}/object-transfer/receive`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        variable_name: 'answer',
+        data: Buffer.from('80049503000000000000004b2a2e', 'hex').toString('base64'), // pickle of 42
+        session_id: session,
+        metadata: { source_server: 'alpha' },
+      }),
+    });
+    expect(res.status).toBe(200);
+    await stream.waitFor(() => stream.activity().some((e) => e.type === 'object_received'));
+    expect(stream.activity().find((e) => e.type === 'object_received')).toMatchObject({
+      server: 'demo',
+      success: true,
+      session_id: session,
+      variable_name: 'answer',
+      source_server: 'alpha',
+      user: 'dev-user@dev-tenant',
+      description: "received 'answer' from alpha",
+    });
+    expect(
+      (await client.call('execute_demo_code', { code: 'answer', execution_session_id: session })).json.stdout,
+    ).toBe('42\n');
+    stream.close();
+  });
 });
 
 /** A TCP server that accepts connections and never answers (a hung activity app). */

@@ -2,7 +2,13 @@ import { z } from 'zod';
 import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
 import { auditConfigSchema } from '@stoa/audit';
 import { ConfigError, loadConfig, positiveInt, serverName } from '@stoa/config';
-import { applyConnectorPort, CONNECTOR_ENV, poolConfigSchema, upstreamSchema } from '@stoa/connectors';
+import {
+  applyConnectorPort,
+  CONNECTOR_ENV,
+  connectorObservabilityFields,
+  poolConfigSchema,
+  upstreamSchema,
+} from '@stoa/connectors';
 import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
 
 const list = z.union([
@@ -47,6 +53,7 @@ export const gatewayConfigSchema = z.strictObject({
   redis_url: z.string().optional(),
   data_dir: z.string().default('./data'),
   connectors: poolConfigSchema,
+  ...connectorObservabilityFields,
 });
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
 

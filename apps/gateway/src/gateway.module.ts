@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
 import { type DynamicModule, Module } from '@nestjs/common';
+import { StoaMetrics } from '@stoa/activity';
 import { AuditModule, AUDIT_MIGRATIONS } from '@stoa/audit';
 import { connectorModule } from '@stoa/connectors';
 import { PersistenceModule } from '@stoa/persistence';
@@ -34,7 +35,12 @@ export class GatewayModule {
       ],
       controllers: [HealthController, AdminController],
       providers: [
-        { provide: RateLimits, useFactory: () => new RateLimits(c.policy, c.redis_url, `stoa:gateway:${c.name}:rl`) },
+        {
+          provide: RateLimits,
+          inject: [StoaMetrics],
+          useFactory: (metrics: StoaMetrics) =>
+            new RateLimits(c.policy, c.redis_url, `stoa:gateway:${c.name}:rl`, metrics),
+        },
         Guardrails,
       ],
     });

@@ -1,6 +1,7 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { StoaMetrics } from '@stoa/activity';
 import { exposed } from '@stoa/connectors';
 import type { GatewayPolicy } from './gateway.config';
 
@@ -22,7 +23,13 @@ export class RateLimits implements OnApplicationShutdown {
   private readonly overall?: { limit: number; limiter: RateLimiterAbstract };
   private readonly perTool: { pattern: string; limit: number; limiter: RateLimiterAbstract }[];
 
-  constructor(policy: GatewayPolicy, redisUrl: string | undefined, prefix: string) {
+  constructor(
+    policy: GatewayPolicy,
+    redisUrl: string | undefined,
+    prefix: string,
+    /** Refusals are counted here by limit (`all` or the tool_limits pattern). */
+    private readonly metrics?: StoaMetrics,
+  ) {
     if (redisUrl) {
       this.redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
       this.redis.on('error', (err: Error) =>
@@ -47,7 +54,7 @@ export class RateLimits implements OnApplicationShutdown {
   /** Consumes one call for `principal`; undefined when allowed. */
   async consume(principal: string, tool: string): Promise<RateLimited | undefined> {
     const checks = [
-      ...(this.overall ? [{ ...this.overall, key: principal }] : []),
+      ...(this.overall ? [{ ...this.overall, pattern: 'all', key: principal }] : []),
       ...this.perTool.filter((t) => exposed(tool, [t.pattern])).map((t) => ({ ...t, key: principal })),
     ];
     const charged: typeof checks = [];
@@ -59,6 +66,7 @@ export class RateLimits implements OnApplicationShutdown {
         if (!(res instanceof RateLimiterRes)) throw res;
         // A refused call uses no budget: give back what this call's earlier limits took.
         await Promise.all(charged.map((d) => d.limiter.reward(d.key, 1)));
+        this.metrics?.rateLimitRejections.inc({ limit: c.pattern });
         return {
           message: `Rate limit exceeded: maximum ${c.limit} calls per minute. Please wait and try again.`,
           retry_after: Math.max(1, Math.ceil(res.msBeforeNext / 1000)),

@@ -1,7 +1,13 @@
 import { z } from 'zod';
 import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
 import { ConfigError, loadConfig, serverName } from '@stoa/config';
-import { applyConnectorPort, CONNECTOR_ENV, poolConfigSchema, upstreamSchema } from '@stoa/connectors';
+import {
+  applyConnectorPort,
+  CONNECTOR_ENV,
+  connectorObservabilityFields,
+  poolConfigSchema,
+  upstreamSchema,
+} from '@stoa/connectors';
 import { SEARCH_ENV, searchConfigSchema } from '@stoa/tools';
 
 /** A cross-server link between states (navigation aid in the unified plan). */
@@ -22,6 +28,7 @@ export const routerConfigSchema = z.strictObject({
     .min(1, 'a router needs at least one upstream (upstreams: in YAML or UPSTREAM_<NAME>_URL)'),
   bridges: z.array(bridgeSchema).default([]),
   connectors: poolConfigSchema,
+  ...connectorObservabilityFields,
   /** Bounds of search_{name}_tools queries. */
   search: searchConfigSchema,
 });

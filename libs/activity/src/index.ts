@@ -25,3 +25,25 @@ export { EventHub } from './feed/event-hub';
 export { ACTIVITY_MIGRATIONS } from './feed/feed.migrations';
 export { isEventId } from './feed/event-id';
 export { canRead, type FeedDisplay, type FeedEvent, type FeedReader, type FeedSettings } from './feed/feed.types';
+/** `metrics:` and `tracing:` config of every app, with their env names. */
+export {
+  metricsConfigSchema,
+  TELEMETRY_ENV,
+  tracingConfigSchema,
+  type MetricsConfig,
+  type TracingConfig,
+} from './telemetry/telemetry.config';
+/** An app's Prometheus metrics (default registry plus Stoa's) and the module serving `GET /metrics`. */
+export { StoaMetrics, type Outcome } from './telemetry/stoa-metrics';
+export { TelemetryModule } from './telemetry/telemetry.module';
+/** OpenTelemetry traces: the SDK started when configured, spans, and W3C trace context in and out. */
+export {
+  callerContext,
+  failSpan,
+  inSpan,
+  isTracing,
+  SpanKind,
+  startTracing,
+  traceCarrier,
+  withHeaderContext,
+} from './telemetry/tracing';

@@ -29,7 +29,11 @@ export abstract class ConnectorMcpService implements OnApplicationShutdown {
     pool.on('changed', () => (this.current = undefined));
     this.endpoint = new McpEndpoint(
       { name: info.name, version: '0.1.0', instructions: info.instructions, tools: () => this.tools() },
-      { mintSessionId: () => `${info.sessionPrefix}-${randomToken(24)}`, legacyIdleMs: 30 * 60_000 },
+      {
+        mintSessionId: () => `${info.sessionPrefix}-${randomToken(24)}`,
+        legacyIdleMs: 30 * 60_000,
+        onToolCall: (tool, isError, s) => pool.metrics?.observeToolCall(tool, isError ? 'error' : 'ok', s),
+      },
     );
   }
 

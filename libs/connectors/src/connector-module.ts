@@ -1,4 +1,12 @@
 import type { DynamicModule, Provider, Type } from '@nestjs/common';
+import {
+  ActivityModule,
+  type ActivityPublisherConfig,
+  type MetricsConfig,
+  StoaMetrics,
+  TelemetryModule,
+  type TracingConfig,
+} from '@stoa/activity';
 import { AuthModule, type AuthModuleOptions } from '@stoa/auth';
 import { LoggingModule } from '@stoa/core';
 import { ConnectorMcpController, ConnectorMcpService } from './connector-mcp';
@@ -9,7 +17,11 @@ import type { PoolConfig, UpstreamConfig } from './upstream.config';
 
 /** The keys every connector config has. */
 interface ConnectorConfig {
+  name: string;
   auth: AuthModuleOptions['auth'];
+  activity: ActivityPublisherConfig;
+  metrics: MetricsConfig;
+  tracing: TracingConfig;
   server: { public_url?: string; port: number };
   connectors: PoolConfig;
 }
@@ -34,15 +46,18 @@ export interface ConnectorModuleSpec {
 }
 
 /**
- * The module of a connector app: logging, auth, the upstream pool (connected at start, closed on shutdown) and
- * `/mcp` over the app's surface, plus the app's own imports, controllers and providers.
+ * The module of a connector app: logging, auth, activity events, metrics (`/metrics`: tool calls, upstream
+ * health and hops), the upstream pool (connected at start, closed on shutdown) and `/mcp` over the app's
+ * surface, plus the app's own imports, controllers and providers.
  */
 export function connectorModule(module: Type, spec: ConnectorModuleSpec): DynamicModule {
-  const { auth, server, connectors } = spec.config;
+  const { auth, server, connectors, name } = spec.config;
   return {
     module,
     imports: [
       LoggingModule.forRoot(`stoa-${spec.app}`),
+      ActivityModule.forRoot(spec.config.activity, name),
+      TelemetryModule.forRoot(spec.config, { app: spec.app, server: name }),
       AuthModule.forRoot({
         auth,
         publicBaseUrl: server.public_url,
@@ -53,7 +68,19 @@ export function connectorModule(module: Type, spec: ConnectorModuleSpec): Dynami
     controllers: [ConnectorMcpController, ...(spec.controllers ?? [])],
     providers: [
       spec.settings,
-      { provide: UpstreamPool, useFactory: () => createUpstreamPool(spec.upstreams, spec.pool ?? connectors, auth) },
+      {
+        provide: UpstreamPool,
+        inject: [StoaMetrics],
+        useFactory: async (metrics: StoaMetrics) => {
+          const pool = await createUpstreamPool(spec.upstreams, spec.pool ?? connectors, auth);
+          pool.metrics = metrics;
+          metrics.addCollector(() => {
+            for (const u of pool.status())
+              metrics.upstreamHealthy.set({ upstream: u.name }, u.state === 'healthy' ? 1 : 0);
+          });
+          return pool;
+        },
+      },
       PoolLifecycle,
       spec.mcp,
       { provide: ConnectorMcpService, useExisting: spec.mcp },

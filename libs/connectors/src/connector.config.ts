@@ -1,3 +1,10 @@
+import {
+  ACTIVITY_ENV,
+  activityPublisherConfigSchema,
+  metricsConfigSchema,
+  TELEMETRY_ENV,
+  tracingConfigSchema,
+} from '@stoa/activity';
 import { AUTH_ENV } from '@stoa/auth';
 
 /** Env names every connector reads (reference §8.8 plus ours), mapped to config paths. */
@@ -9,7 +16,16 @@ export const CONNECTOR_ENV = {
   STOA_ALLOW_UNAUTHENTICATED_REMOTE: 'server.allow_unauthenticated_remote',
   CONNECTOR_ALLOW_NOOP_AUTH: 'server.allow_unauthenticated_remote', // the reference's name for the same acknowledgement
   ...AUTH_ENV,
+  ...ACTIVITY_ENV,
+  ...TELEMETRY_ENV,
 } as const;
+
+/** `activity:`, `metrics:` and `tracing:` — the observability keys every connector's YAML has. */
+export const connectorObservabilityFields = {
+  activity: activityPublisherConfigSchema,
+  metrics: metricsConfigSchema,
+  tracing: tracingConfigSchema,
+};
 
 /** `CONNECTOR_PORT` (fallback `MCP_SERVER_PORT`) sets the listener port, as in the reference. */
 export function applyConnectorPort(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): void {

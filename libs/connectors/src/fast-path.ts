@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import type { PrincipalResolver } from '@stoa/auth';
 import { isAppError, type Principal } from '@stoa/core';
 import { envelopeRefusal } from '@stoa/mcp';
+import { observedToolCall } from './observed-call';
 import type { Upstream } from './upstream';
 import type { UpstreamPool } from './upstream-pool';
 
@@ -74,7 +75,7 @@ export function connectorFastPath(pool: UpstreamPool, principals: PrincipalResol
       if (!principal) return next();
       req.principal = principal; // for the access log
       const done = route
-        ? forward(pool, route, req, res, principal, body!, hooks)
+        ? observedToolCall(pool, req, body!, () => forward(pool, route, req, res, principal, body!, hooks))
         : relayTask(pool, method, res, principal, body!);
       return done.catch((err: Error) => {
         logger.error({ err: err.message }, 'fast path failed');
@@ -97,13 +98,16 @@ async function forward(
   principal: Principal,
   body: RpcBody,
   hooks: FastPathHooks,
-): Promise<void> {
+): Promise<{ isError: boolean }> {
   const started = performance.now();
   const raw = req.rawBody ?? JSON.stringify(req.body);
   const bytesIn = Buffer.byteLength(raw);
   const tool = body.params?.name ?? '';
   const refusal = await hooks.before?.(principal, tool, body, bytesIn);
-  if (refusal) return toolError(res, body.id, refusal.message, refusal.extra);
+  if (refusal) {
+    toolError(res, body.id, refusal.message, refusal.extra);
+    return { isError: true };
+  }
   const ac = new AbortController();
   res.once('close', () => res.writableFinished || ac.abort()); // the caller went away: cancel upstream
   try {
@@ -115,6 +119,7 @@ async function forward(
       durationMs: performance.now() - started,
       sessionId: r.refs.session_id,
     });
+    return { isError: r.isError };
   } catch (err) {
     const failed = ac.signal.aborted ? 'cancelled by the caller' : (err as Error).message;
     hooks.after?.(principal, tool, body, {
@@ -124,7 +129,7 @@ async function forward(
       bytesOut: 0,
       durationMs: performance.now() - started,
     });
-    if (ac.signal.aborted) return;
+    if (ac.signal.aborted) return { isError: true };
     // Credential problems explain themselves (no token for OBO, an app-only caller…); anything else is the network.
     const message = isAppError(err)
       ? err.message
@@ -132,6 +137,7 @@ async function forward(
     if (!isAppError(err)) logger.warn({ upstream: upstream.name, err: (err as Error).message }, 'forward failed');
     if (!res.headersSent) toolError(res, body.id, message);
     else res.end();
+    return { isError: true };
   }
 }
 

@@ -18,12 +18,20 @@ export { UpstreamHttpError, type ForwardResult, type RpcMessage } from './upstre
 export { proxyTool, relayProgress } from './proxy-tool';
 /** The connectors' hot path: 2026-07-28 tool calls streamed to their upstream, with policy hooks. */
 export { connectorFastPath, type FastPathHooks, type ForwardOutcome, type RpcBody } from './fast-path';
+/** A fast-path tool call's server span and its count (tool, outcome). */
+export { observedToolCall } from './observed-call';
 /** How a connector authenticates to each upstream (passthrough, obo, client_credentials, none). */
 export * from './credentials';
 /** `/health/ready` of connectors: upstream checks, live probes (database, Redis), the answer and its status. */
 export { probe, readiness, readinessStatus, upstreamChecks, type Check, type Readiness } from './readiness';
 /** Shared connector config pieces (env names, CONNECTOR_PORT, --help text, CLI overrides). */
-export { applyConnectorPort, CONNECTOR_ENV, connectorOverrides, connectorUsage } from './connector.config';
+export {
+  applyConnectorPort,
+  CONNECTOR_ENV,
+  connectorObservabilityFields,
+  connectorOverrides,
+  connectorUsage,
+} from './connector.config';
 /** The SDK-path MCP surface of a connector (its tools from the pool) and its `/mcp` route. */
 export { ConnectorMcpService, type ConnectorMcpInfo } from './connector-mcp';
 /** The module of a connector app: logging, auth, the pool, `/mcp`, plus the app's own parts. */

@@ -3,10 +3,12 @@ import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
+import { failSpan, inSpan, SpanKind, type StoaMetrics, traceCarrier } from '@stoa/activity';
 import { type Principal, UnavailableError } from '@stoa/core';
 import type { McpToolInfo } from './catalog';
 import type { CredentialSource } from './upstream.config';
 import { LegacyClients } from './legacy-clients';
+import { withTraceMeta } from './observed-call';
 import { Upstream, type UpstreamStatus } from './upstream';
 import type { ForwardResult, RpcMessage } from './upstream-http';
 import type { PoolConfig, UpstreamConfig } from './upstream.config';
@@ -32,6 +34,8 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
   private routes = new Map<string, { upstream: Upstream; tool: McpToolInfo }>();
   private readonly callers: LRUCache<string, CallerClient>;
   private readonly legacy: LegacyClients;
+  /** Where tool calls and upstream hops are counted (set by the connector module). */
+  metrics?: StoaMetrics;
 
   constructor(
     configs: readonly UpstreamConfig[],
@@ -105,8 +109,12 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
     signal: AbortSignal,
     extra?: Record<string, string>,
   ): Promise<ForwardResult> {
-    const authorization = await this.authorization(upstream, principal);
-    return upstream.http.forward(body, headers, authorization, res, signal, extra);
+    const tool = headers['mcp-name'];
+    return this.timed(upstream, typeof tool === 'string' ? tool : '', async (trace) => {
+      const authorization = await this.authorization(upstream, principal);
+      const sent = trace.traceparent ? withTraceMeta(body, trace) : body;
+      return upstream.http.forward(sent, headers, authorization, res, signal, { ...extra, ...trace });
+    });
   }
 
   /** Calls an upstream tool for `principal` and returns its result; progress notifications go to `onProgress`. */
@@ -121,6 +129,19 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
       headers?: Record<string, string>;
     } = {},
   ): Promise<UpstreamToolResult> {
+    return this.timed(upstream, name, (trace) =>
+      this.callOnce(upstream, principal, name, args, { ...opts, headers: { ...opts.headers, ...trace } }, trace),
+    );
+  }
+
+  private async callOnce(
+    upstream: Upstream,
+    principal: Principal,
+    name: string,
+    args: Record<string, unknown>,
+    opts: Parameters<UpstreamPool['call']>[4] = {},
+    trace: Record<string, string> = {},
+  ): Promise<UpstreamToolResult> {
     if (!upstream.healthy)
       throw new UnavailableError(
         `Upstream '${upstream.name}' is unavailable (${upstream.status().last_error ?? 'not connected yet'}). Retry later; the router reconnects on its own.`,
@@ -128,7 +149,9 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
     const authorization = await this.authorization(upstream, principal);
     if (upstream.era === 'legacy') return this.callLegacy(upstream, principal, authorization, name, args, opts);
     const params: Record<string, unknown> = { name, arguments: args };
-    if (opts.onProgress) params._meta = { progressToken: 1 };
+    // 2026-07-28: the trace context also travels in `_meta` (MCP semantic conventions), beside the HTTP header.
+    const meta = { ...(opts.onProgress ? { progressToken: 1 } : {}), ...trace };
+    if (Object.keys(meta).length) params._meta = meta;
     const signal = opts.signal
       ? AbortSignal.any([opts.signal, AbortSignal.timeout(this.config.call_timeout_seconds * 1000)])
       : AbortSignal.timeout(this.config.call_timeout_seconds * 1000);
@@ -159,6 +182,31 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
     }
     if (r.error) throw new UnavailableError(`Upstream error from '${upstream.name}': ${r.error.message}`);
     return r.result ?? {};
+  }
+
+  /**
+   * Runs one request to `upstream` in a client span (its trace context handed to `run` for the request's headers
+   * and `_meta`) and counts its duration; an error result or a throw is outcome `error`.
+   */
+  private timed<T extends { isError?: unknown }>(
+    upstream: Upstream,
+    tool: string,
+    run: (trace: Record<string, string>) => Promise<T>,
+  ): Promise<T> {
+    const attributes = { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': tool, 'stoa.upstream': upstream.name };
+    return inSpan(`tools/call ${tool}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      const started = performance.now();
+      const seconds = () => (performance.now() - started) / 1000;
+      try {
+        const r = await run(traceCarrier());
+        if (r.isError === true) failSpan(span, 'tool_error');
+        this.metrics?.observeUpstreamHop(upstream.name, r.isError === true ? 'error' : 'ok', seconds());
+        return r;
+      } catch (err) {
+        this.metrics?.observeUpstreamHop(upstream.name, 'error', seconds());
+        throw err;
+      }
+    });
   }
 
   async close(): Promise<void> {

@@ -1,3 +1,4 @@
+import { inSpan } from '@stoa/activity';
 import type { Principal } from '@stoa/core';
 import { JobStatus, type JobService } from '@stoa/jobs';
 import { SessionStatus, type SessionService } from '@stoa/sessions';
@@ -59,15 +60,18 @@ export class BackgroundRunner {
     const { runtime, origin } = call;
     const job = await this.jobs.startBackground(runtime.record.owner, runtime.record.id, call.description, false);
     runtime.busyJob = job.id;
-    const run = this.cells.inSession(runtime, call.code, {
-      timeoutS: call.timeoutS,
-      policy: origin.policy,
-      onOutput: (stream, text) => {
-        origin.onOutput?.(stream, text);
-        this.jobs.appendOutput(job.id, stream, text);
-      },
-      keepArtifacts: () => true, // background: what it wrote, timed out or not
-    });
+    const attributes = { 'stoa.job.id': job.id, 'stoa.job.kind': 'background' };
+    const run = inSpan('job.run', { attributes }, () =>
+      this.cells.inSession(runtime, call.code, {
+        timeoutS: call.timeoutS,
+        policy: origin.policy,
+        onOutput: (stream, text) => {
+          origin.onOutput?.(stream, text);
+          this.jobs.appendOutput(job.id, stream, text);
+        },
+        keepArtifacts: () => true, // background: what it wrote, timed out or not
+      }),
+    );
     void this.finish(call, job.id, run);
     this.activity?.jobStarted(call, job.id);
     return this.handle(job.id, call, false);

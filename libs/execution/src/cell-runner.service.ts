@@ -1,4 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import { inSpan } from '@stoa/activity';
 import {
   ExecutionOutcome,
   KernelService,
@@ -97,8 +98,10 @@ export class CellRunner {
       policy: o.policy,
       onOutput: o.onOutput,
     };
-    const run = await this.kernels.guardCell(kernel, dirs, () =>
-      kernel.execute(code, prep.rewrite ? { ...opts, rewrite: prep.rewrite } : opts),
+    const run = await inSpan('kernel.execute', { attributes: { 'stoa.code.bytes': Buffer.byteLength(code) } }, () =>
+      this.kernels.guardCell(kernel, dirs, () =>
+        kernel.execute(code, prep.rewrite ? { ...opts, rewrite: prep.rewrite } : opts),
+      ),
     );
     await inputs?.collect(owner, dirs, run.stashed);
     return run;

@@ -84,6 +84,28 @@ export class JobRepository {
     return this.batches.find({ where: owner ? { owner } : {}, order: { createdAt: 'DESC' }, take: limit });
   }
 
+  /** Jobs held now by kind and status (metrics). */
+  async countJobs(): Promise<{ kind: string; status: string; count: number }[]> {
+    const rows = await this.jobs
+      .createQueryBuilder('j')
+      .select('j.kind', 'kind')
+      .addSelect('j.status', 'status')
+      .addSelect('COUNT(*)', 'count')
+      .groupBy('j.kind')
+      .addGroupBy('j.status')
+      .getRawMany<{ kind: string; status: string; count: string | number }>();
+    return rows.map((r) => ({ kind: r.kind, status: r.status, count: Number(r.count) }));
+  }
+
+  /** Batches held now: cancelled ones and the rest (metrics). */
+  async countBatches(): Promise<{ active: number; cancelled: number }> {
+    const [all, cancelled] = await Promise.all([
+      this.batches.count(),
+      this.batches.createQueryBuilder('b').where('b.cancelledAt IS NOT NULL').getCount(),
+    ]);
+    return { active: all - cancelled, cancelled };
+  }
+
   async markBatchCancelled(id: string, at: number): Promise<void> {
     await this.batches.update({ id }, { cancelledAt: at });
   }

@@ -178,6 +178,15 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
     return this.withLive(job);
   }
 
+  /** Jobs by kind and status, and batches by state, as held now (every replica sees the same rows). */
+  async counts(): Promise<{
+    jobs: { kind: string; status: string; count: number }[];
+    batches: { active: number; cancelled: number };
+  }> {
+    const [jobs, batches] = await Promise.all([this.repo.countJobs(), this.repo.countBatches()]);
+    return { jobs, batches };
+  }
+
   async getBatch(principal: Principal, id: string): Promise<{ batch: BatchRecord; jobs: JobRecord[] }> {
     const batch = await this.repo.findBatch(id);
     if (!batch || batch.owner !== principal.id) throw new BatchNotFoundError(id);

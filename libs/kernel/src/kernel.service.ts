@@ -1,7 +1,8 @@
 import { chmodSync, readdirSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit, Optional } from '@nestjs/common';
+import { StoaMetrics } from '@stoa/activity';
 import { randomToken } from '@stoa/core';
 import { buildKernelEnv } from './kernel-env';
 import { KernelProcess } from './kernel-process';
@@ -58,7 +59,10 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
   private readonly screen: { allowed_prefixes: readonly string[] } | undefined;
   private guidance?: string;
 
-  constructor(@Inject(KERNEL_SETTINGS) private readonly settings: KernelSettings) {
+  constructor(
+    @Inject(KERNEL_SETTINGS) private readonly settings: KernelSettings,
+    @Optional() private readonly metrics?: StoaMetrics,
+  ) {
     this.unlock = lockDataDir(settings.dataDir);
     this.python = resolvePython(settings.python);
     const sandbox = settings.sandbox ?? sandboxConfigSchema.parse({});
@@ -173,6 +177,18 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
 
   /** Starts a kernel in existing directories (a session's replacement kernel) and waits until it is bootstrapped. */
   async start(dirs: KernelDirs): Promise<KernelProcess> {
+    const started = performance.now();
+    try {
+      const kernel = await this.startIn(dirs);
+      this.metrics?.kernelStartDuration.observe({ outcome: 'ok' }, (performance.now() - started) / 1000);
+      return kernel;
+    } catch (err) {
+      this.metrics?.kernelStartDuration.observe({ outcome: 'error' }, (performance.now() - started) / 1000);
+      throw err;
+    }
+  }
+
+  private async startIn(dirs: KernelDirs): Promise<KernelProcess> {
     const env = buildKernelEnv({
       host: process.env,
       pythonExecutable: this.python.executable,

@@ -10,6 +10,7 @@ import {
   McpServer,
   type ServerContext,
 } from '@modelcontextprotocol/server';
+import { callerContext, failSpan, inSpan, SpanKind, withHeaderContext } from '@stoa/activity';
 import { clip, type Principal } from '@stoa/core';
 import type { McpServerSpec, ToolContext, ToolDefinition } from './mcp.types';
 import { compactJsonSchema } from './compact-schema';
@@ -36,6 +37,8 @@ export interface McpEndpointOptions {
    * sessions (kernels) have their own lifetime and outlive the MCP connection that made them.
    */
   legacyIdleMs: number;
+  /** Told of every answered tool call (metrics): its tool, whether the result is an error, and how long it took. */
+  onToolCall?: (tool: string, isError: boolean, seconds: number) => void;
 }
 
 interface LegacySession {
@@ -83,8 +86,11 @@ export class McpEndpoint {
       scopes: [...principal.scopes],
       extra: { principal, functionPolicy: functionPolicyOf(req) },
     };
-    if (await this.isLegacy(req)) return this.handleLegacy(req, res, principal);
-    await this.modern(req, res);
+    // Tool spans below are children of the caller's HTTP traceparent unless their `_meta` names another.
+    await withHeaderContext(req.headers, async () => {
+      if (await this.isLegacy(req)) return this.handleLegacy(req, res, principal);
+      await this.modern(req, res);
+    });
   }
 
   async close(): Promise<void> {
@@ -174,13 +180,34 @@ export class McpEndpoint {
     server.registerTool(
       tool.name,
       { description: tool.description, inputSchema, annotations: tool.annotations },
-      async (args: unknown, ctx: ServerContext) => {
-        try {
-          return toToolResult(await tool.handler(args as never, toolContext(ctx, fixed)));
-        } catch (err) {
-          return errorToToolResult(err, tool.name);
-        }
-      },
+      (args: unknown, ctx: ServerContext) =>
+        // One span per tool call (MCP semantic conventions), child of the caller's `_meta` or HTTP traceparent.
+        inSpan(
+          `tools/call ${tool.name}`,
+          {
+            kind: SpanKind.SERVER,
+            parent: callerContext(ctx.mcpReq._meta),
+            attributes: {
+              'mcp.method.name': 'tools/call',
+              'gen_ai.tool.name': tool.name,
+              'gen_ai.operation.name': 'execute_tool',
+              ...(ctx.sessionId ? { 'mcp.session.id': ctx.sessionId } : {}),
+              'jsonrpc.request.id': String(ctx.mcpReq.id),
+            },
+          },
+          async (span) => {
+            const started = performance.now();
+            let result: ReturnType<typeof toToolResult>;
+            try {
+              result = toToolResult(await tool.handler(args as never, toolContext(ctx, fixed)));
+            } catch (err) {
+              result = errorToToolResult(err, tool.name);
+            }
+            if (result.isError) failSpan(span, 'tool_error');
+            this.opts.onToolCall?.(tool.name, result.isError === true, (performance.now() - started) / 1000);
+            return result;
+          },
+        ),
     );
   }
 }

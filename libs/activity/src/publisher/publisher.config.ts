@@ -1,18 +1,20 @@
 import { z } from 'zod';
 import { positiveInt } from '@stoa/config';
 
+/** An optional http(s) base URL (trimmed, no trailing `/`); empty means unset. */
+export function optionalBaseUrl(example: string) {
+  return z
+    .string()
+    .optional()
+    .transform((u) => u?.trim().replace(/\/+$/, '') || undefined)
+    .refine((u) => u === undefined || /^https?:\/\/[^/]/.test(u), `must be an http(s) URL, e.g. ${example}`);
+}
+
 /** `activity:` in every app's YAML — where activity events go. Off unless a URL is set. */
 export const activityPublisherConfigSchema = z
   .strictObject({
     /** The activity app's base URL (ACTIVITY_UI_URL, as the reference names it); empty → publishing is off. */
-    url: z
-      .string()
-      .optional()
-      .transform((u) => u?.trim().replace(/\/+$/, '') || undefined)
-      .refine(
-        (u) => u === undefined || /^https?:\/\/[^/]/.test(u),
-        'must be an http(s) URL, e.g. http://127.0.0.1:8030',
-      ),
+    url: optionalBaseUrl('http://127.0.0.1:8030'),
     /**
      * Entra ID: the activity app's application ID URI (ACTIVITY_UI_AUDIENCE); each POST carries a token for
      * `{audience}/.default` from the default Azure credential (the app needs the writer role assigned).

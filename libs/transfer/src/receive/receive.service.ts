@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { ActivityPublisher } from '@stoa/activity';
 import { isAppError, isPyIdentifier, type Principal } from '@stoa/core';
 import { giveToKernel } from '@stoa/kernel';
 import { SessionService, type SessionRuntime } from '@stoa/sessions';
@@ -51,6 +52,7 @@ export class ReceiveService {
     @Inject(TRANSFER_SETTINGS) private readonly settings: TransferSettings,
     private readonly sessions: SessionService,
     private readonly log: TransferLog,
+    @Optional() private readonly activity?: ActivityPublisher,
   ) {}
 
   private active = 0;
@@ -157,6 +159,19 @@ export class ReceiveService {
       };
       if (!error) this.logger.log(event, 'object_received');
       else this.logger.warn({ ...event, error }, 'object_received');
+      // The reference's event from the receive endpoint (§9.2), to the dashboard when ACTIVITY_UI_URL is set.
+      this.activity?.publish({
+        type: 'object_received',
+        description: `received '${name}' from ${source.slice(0, 200)}${error ? ' failed' : ''}`,
+        user: target.record.owner, // the session's owner sees it on the dashboard
+        session_id: target.record.id,
+        transfer_id: transferId,
+        variable_name: name,
+        source_server: source.slice(0, 200),
+        size_bytes: size,
+        success: !error,
+        ...(error ? { error } : {}),
+      });
     }
   }
 

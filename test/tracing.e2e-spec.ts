@@ -1,0 +1,131 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { shutDown } from './support/app-process';
+import { startExecutor, type RunningExecutor } from './support/executor-process';
+import { type CollectedSpan, type OtlpCollector, startOtlpCollector } from './support/otlp-collector';
+import { ROOT } from './support/paths';
+import { startRouter, until, type RunningRouter } from './support/router-process';
+import { devToken, rawToolCall, v1Client, v2Client, type TestClient } from './support/ts-clients';
+
+const demo = join(ROOT, 'examples', 'servers', 'demo');
+const EXECUTE = 'execute_demo_code';
+const SERVER = 2;
+const CLIENT = 3;
+
+describe('OpenTelemetry traces across a router and an executor (real processes, an in-test OTLP receiver)', () => {
+  let collector: OtlpCollector;
+  let executor: RunningExecutor;
+  let router: RunningRouter;
+  let modern: TestClient;
+  let legacy: TestClient;
+
+  beforeAll(async () => {
+    collector = await startOtlpCollector();
+    executor = await startExecutor({
+      config: { tools: { manifest: join(demo, 'tools.yaml') }, skills: { dir: join(demo, 'skills') } },
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
+    });
+    router = await startRouter(
+      { upstreams: [{ name: 'demo', url: executor.mcpUrl, auth: { mode: 'passthrough', audience: 'dev' } }] },
+      { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
+    );
+    modern = await v2Client(router.mcpUrl, 'auto', devToken('alice'));
+    legacy = await v1Client(router.mcpUrl, devToken('alice'));
+  });
+  afterAll(() => shutDown(modern, legacy, router, executor, collector));
+
+  /** The executor's tool span of the call that printed `marker`, once both apps exported theirs. */
+  async function traceOf(marker: string, client: TestClient): Promise<CollectedSpan[]> {
+    const known = new Set(collector.spans.map((s) => s.spanId)); // spans of earlier calls
+    const r = await client.call(EXECUTE, { code: `print(${JSON.stringify(marker)})` });
+    expect(r.json).toMatchObject({ success: true, stdout: `${marker}\n` });
+    return until(`spans of the ${marker} call`, () => {
+      const server = collector.spans.filter(
+        (s) => s.service === 'stoa-executor' && s.kind === SERVER && s.name === `tools/call ${EXECUTE}`,
+      );
+      const mine = server.find((s) =>
+        collector.spans.some((k) => k.name === 'kernel.execute' && k.parentSpanId === s.spanId && !known.has(k.spanId)),
+      );
+      if (!mine) return Promise.resolve(undefined);
+      const trace = collector.spans.filter((s) => s.traceId === mine.traceId);
+      return Promise.resolve(trace.some((s) => s.service === 'stoa-router' && s.kind === SERVER) ? trace : undefined);
+    });
+  }
+
+  function check(trace: CollectedSpan[]): void {
+    const routerCall = trace.find((s) => s.service === 'stoa-router' && s.kind === SERVER);
+    const hop = trace.find((s) => s.service === 'stoa-router' && s.kind === CLIENT);
+    const executorCall = trace.find((s) => s.service === 'stoa-executor' && s.kind === SERVER);
+    const kernel = trace.find((s) => s.name === 'kernel.execute');
+    expect(routerCall).toMatchObject({
+      name: `tools/call ${EXECUTE}`,
+      attributes: {
+        'mcp.method.name': 'tools/call',
+        'gen_ai.tool.name': EXECUTE,
+        'gen_ai.operation.name': 'execute_tool',
+      },
+    });
+    expect(hop).toMatchObject({ parentSpanId: routerCall?.spanId, attributes: { 'stoa.upstream': 'demo' } });
+    // One agent call is one trace: the executor's span is the child of the router's hop to it.
+    expect(executorCall).toMatchObject({
+      parentSpanId: hop?.spanId,
+      attributes: { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': EXECUTE },
+    });
+    expect(kernel).toMatchObject({ service: 'stoa-executor', parentSpanId: executorCall?.spanId });
+  }
+
+  it('links a 2026-07-28 call (the router fast path) router → executor → kernel in one trace', async () => {
+    check(await traceOf('modern', modern));
+  });
+
+  it('links a 2025-era call (the router SDK path) the same way', async () => {
+    const trace = await traceOf('legacy', legacy);
+    check(trace);
+    const routerCall = trace.find((s) => s.service === 'stoa-router' && s.kind === SERVER);
+    expect(routerCall?.attributes['mcp.session.id']).toEqual(expect.any(String));
+  });
+
+  it("continues the agent's own trace from its traceparent header", async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const parent = '00f067aa0ba902b7';
+    const r = await rawToolCall(
+      router.mcpUrl,
+      EXECUTE,
+      { code: 'print("agent")' },
+      {
+        headers: { traceparent: `00-${traceId}-${parent}-01` },
+      },
+    );
+    expect(r.json).toMatchObject({ success: true });
+    const trace = await until('the agent trace', () => {
+      const spans = collector.spans.filter((s) => s.traceId === traceId);
+      const complete = spans.some((s) => s.name === 'kernel.execute') && spans.some((s) => s.service === 'stoa-router');
+      return Promise.resolve(complete ? spans : undefined);
+    });
+    expect(trace.find((s) => s.service === 'stoa-router' && s.kind === SERVER)?.parentSpanId).toBe(parent);
+    check(trace);
+  });
+
+  it('prefers the traceparent in _meta of a 2026-07-28 request over the HTTP header', async () => {
+    const metaTrace = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
+    const metaParent = 'aaaaaaaaaaaaaaaa';
+    const r = await rawToolCall(
+      executor.mcpUrl,
+      EXECUTE,
+      { code: 'print("meta")' },
+      {
+        headers: { traceparent: '00-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb-bbbbbbbbbbbbbbbb-01' },
+        meta: { traceparent: `00-${metaTrace}-${metaParent}-01` },
+      },
+    );
+    expect(r.json).toMatchObject({ success: true, stdout: 'meta\n' });
+    const span = await until('the executor span of the _meta trace', () =>
+      Promise.resolve(collector.spans.find((s) => s.traceId === metaTrace && s.kind === SERVER)),
+    );
+    expect(span).toMatchObject({
+      service: 'stoa-executor',
+      parentSpanId: metaParent,
+      attributes: { 'jsonrpc.request.id': '1' },
+    });
+  });
+});
