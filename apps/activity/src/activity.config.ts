@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { metricsConfigSchema, TELEMETRY_ENV, tracingConfigSchema } from '@stoa/activity';
-import { AUTH_ENV, authConfigSchema, serverConfigSchema } from '@stoa/auth';
-import { loadConfig, positiveInt } from '@stoa/config';
-import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
+import { metricsConfigSchema, tracingConfigSchema } from '@stoa/activity';
+import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
+import { dataDirField, loadConfig, positiveInt } from '@stoa/config';
+import { databaseConfigSchema } from '@stoa/persistence';
 
 const hours = z.coerce.number().positive();
 
@@ -15,15 +15,15 @@ export const activityConfigSchema = z.strictObject({
   metrics: metricsConfigSchema,
   tracing: tracingConfigSchema,
   database: databaseConfigSchema,
-  data_dir: z.string().default('./data'),
+  data_dir: dataDirField,
   /** Redis for the live stream across replicas (REDIS_URL); unset → one process. */
-  redis_url: z.string().optional(),
+  redis_url: z.string().optional().meta({ env: 'REDIS_URL' }),
   ingest: z
     .strictObject({
       /** Entra mode: the app role a writer's token must carry (reference: ActivityEventWriter). */
       writer_role: z.string().default('ActivityEventWriter'),
       /** No-op mode: the bearer secret writers on loopback send (ACTIVITY_UI_SECRET); required in no-op mode. */
-      writer_secret: z.string().min(16, 'use at least 16 characters').optional(),
+      writer_secret: z.string().min(16, 'use at least 16 characters').optional().meta({ env: 'ACTIVITY_UI_SECRET' }),
       max_batch_events: positiveInt.default(500),
       /** One event's JSON, figures included. */
       max_event_bytes: positiveInt.default(4 * 1024 * 1024),
@@ -40,34 +40,25 @@ export const activityConfigSchema = z.strictObject({
       client_buffer_events: positiveInt.default(100),
       /** Bytes buffered for a client before it is dropped. */
       client_buffer_bytes: positiveInt.default(8 * 1024 * 1024),
-      token_ttl_seconds: positiveInt.default(300),
+      token_ttl_seconds: positiveInt.default(300).meta({ env: 'ACTIVITY_UI_STREAM_TOKEN_TTL' }),
       /** Signs stream tokens (ACTIVITY_UI_STREAM_SECRET); replicas behind one URL must share it. Default: random per process. */
-      token_secret: z.string().min(32, 'use at least 32 characters').optional(),
+      token_secret: z
+        .string()
+        .min(32, 'use at least 32 characters')
+        .optional()
+        .meta({ env: 'ACTIVITY_UI_STREAM_SECRET' }),
     })
     .prefault({}),
   /** Events older than this are deleted. */
-  retention_hours: hours.default(24),
+  retention_hours: hours.default(24).meta({ env: 'ACTIVITY_UI_RETENTION_HOURS' }),
   sweep_interval_seconds: positiveInt.default(600),
   /** Where the dashboard's files are; default the ones built with the app. */
   dashboard_dir: z.string().optional(),
 });
 export type ActivityConfig = z.output<typeof activityConfigSchema>;
 
-const ENV_MAP = {
-  ...AUTH_ENV,
-  ...DATABASE_ENV,
-  ...TELEMETRY_ENV,
-  HOST: 'server.host',
-  PORT: 'server.port',
-  REDIS_URL: 'redis_url',
-  STOA_DATA_DIR: 'data_dir',
-  ACTIVITY_UI_HOST: 'server.host',
-  ACTIVITY_UI_PORT: 'server.port',
-  ACTIVITY_UI_SECRET: 'ingest.writer_secret',
-  ACTIVITY_UI_STREAM_SECRET: 'stream.token_secret',
-  ACTIVITY_UI_STREAM_TOKEN_TTL: 'stream.token_ttl_seconds',
-  ACTIVITY_UI_RETENTION_HOURS: 'retention_hours',
-};
+/** The reference's names for the activity UI's listener. */
+const ENV_MAP = { ACTIVITY_UI_HOST: 'server.host', ACTIVITY_UI_PORT: 'server.port' };
 
 /** Loads and validates the activity app's config (file optional; port 8030 unless set). */
 export function loadActivityConfig(

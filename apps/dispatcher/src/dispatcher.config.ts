@@ -1,13 +1,6 @@
 import { z } from 'zod';
-import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
-import { boolish, ConfigError, loadConfig, positiveInt, serverName } from '@stoa/config';
-import {
-  applyConnectorPort,
-  CONNECTOR_ENV,
-  connectorObservabilityFields,
-  poolConfigSchema,
-  upstreamAuthSchema,
-} from '@stoa/connectors';
+import { boolish, ConfigError, positiveInt, serverName } from '@stoa/config';
+import { connectorFields, loadConnectorConfig, poolConfigSchema, upstreamAuthSchema } from '@stoa/connectors';
 
 /** One worker (reference WorkerConfig): an identical executor replica. */
 const workerSchema = z.strictObject({
@@ -19,26 +12,25 @@ const workerSchema = z.strictObject({
 /** The dispatcher's YAML (reference DispatcherConfig, §8.1) plus auth and the shared affinity settings. */
 export const dispatcherConfigSchema = z
   .strictObject({
-    name: serverName,
-    description: z.string().default(''),
-    server: serverConfigSchema,
-    auth: authConfigSchema,
+    ...connectorFields,
     workers: z
       .array(workerSchema)
       .min(1, 'a dispatcher needs at least one worker (workers: in YAML, WORKER_<NAME>_URL or WORKER_URLS)'),
-    strategy: z.enum(['round_robin', 'least_loaded', 'sticky_session']).default('round_robin'),
-    session_affinity: boolish.default(true),
+    strategy: z
+      .enum(['round_robin', 'least_loaded', 'sticky_session'])
+      .default('round_robin')
+      .meta({ env: 'DISPATCHER_STRATEGY' }),
+    session_affinity: boolish.default(true).meta({ env: 'DISPATCHER_SESSION_AFFINITY' }),
     /** Seconds between worker health checks. */
-    health_check_interval: z.coerce.number().positive().default(10),
-    worker_failure_policy: z.enum(['error', 'reroute']).default('error'),
+    health_check_interval: z.coerce.number().positive().default(10).meta({ env: 'DISPATCHER_HEALTH_CHECK_INTERVAL' }),
+    worker_failure_policy: z.enum(['error', 'reroute']).default('error').meta({ env: 'DISPATCHER_FAILURE_POLICY' }),
     /** How the dispatcher authenticates to workers (same modes as router upstreams). */
     worker_auth: upstreamAuthSchema,
     /** The workers' `sessions.id_signing_key`: lets any dispatcher replica read a session's worker from its id. */
-    session_key: z.string().min(16).optional(),
+    session_key: z.string().min(16).optional().meta({ env: 'STOA_SESSION_KEY' }),
     /** Redis for affinity of 2025-era `Mcp-Session-Id` traffic and job ownership, shared by dispatcher replicas. */
-    redis_url: z.string().optional(),
+    redis_url: z.string().optional().meta({ env: 'REDIS_URL' }),
     connectors: poolConfigSchema,
-    ...connectorObservabilityFields,
   })
   .superRefine((c, ctx) => {
     if (c.strategy === 'sticky_session' && !c.session_affinity)
@@ -55,16 +47,6 @@ export const dispatcherConfigSchema = z
     }
   });
 export type DispatcherConfig = z.output<typeof dispatcherConfigSchema>;
-
-const ENV_MAP = {
-  ...CONNECTOR_ENV,
-  DISPATCHER_STRATEGY: 'strategy',
-  DISPATCHER_HEALTH_CHECK_INTERVAL: 'health_check_interval',
-  DISPATCHER_FAILURE_POLICY: 'worker_failure_policy',
-  DISPATCHER_SESSION_AFFINITY: 'session_affinity',
-  STOA_SESSION_KEY: 'session_key',
-  REDIS_URL: 'redis_url',
-};
 
 /** `WORKER_<NAME>_URL` (+ `WORKER_<NAME>_WEIGHT`) and `WORKER_URLS` (comma list, named worker1…), reference §8.8. */
 function applyWorkerEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
@@ -93,7 +75,6 @@ function applyWorkerEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): v
       .sort((a, b) => a.name.localeCompare(b.name))
       .map((w) => ({ name: w.name, url: w.url, ...(w.weight ? { weight: Number(w.weight) } : {}) }));
   }
-  applyConnectorPort(raw, env);
 }
 
 export interface DispatcherSettings {
@@ -106,13 +87,6 @@ export function loadDispatcherSettings(
   overrides: Record<string, unknown>,
   env: NodeJS.ProcessEnv,
 ): DispatcherSettings {
-  const { config, baseDir } = loadConfig({
-    schema: dispatcherConfigSchema,
-    file,
-    env,
-    envMap: ENV_MAP,
-    overrides,
-    prepare: applyWorkerEnv,
-  });
+  const { config, baseDir } = loadConnectorConfig(dispatcherConfigSchema, file, overrides, env, applyWorkerEnv);
   return { config, baseDir };
 }

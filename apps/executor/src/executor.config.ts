@@ -1,31 +1,18 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import {
-  ACTIVITY_ENV,
-  activityPublisherConfigSchema,
-  metricsConfigSchema,
-  TELEMETRY_ENV,
-  tracingConfigSchema,
-} from '@stoa/activity';
-import { AUTH_ENV, authConfigSchema, serverConfigSchema } from '@stoa/auth';
-import { boolish, ConfigError, loadConfig, serverName } from '@stoa/config';
-import { checkTimeouts, EXECUTION_ENV, executionConfigSchema, resolveTruncationThreshold } from '@stoa/execution';
-import { kernelEnvironmentFields, KERNEL_ENV, SANDBOX_ENV, sandboxConfigSchema } from '@stoa/kernel';
+import { activityPublisherConfigSchema, metricsConfigSchema, tracingConfigSchema } from '@stoa/activity';
+import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
+import { boolish, ConfigError, dataDirField, loadConfig, serverName } from '@stoa/config';
+import { checkTimeouts, executionConfigSchema, resolveTruncationThreshold } from '@stoa/execution';
+import { kernelEnvironmentFields, sandboxConfigSchema } from '@stoa/kernel';
 import { assetSpecSchema, checkEnvironmentBuild, environmentBuildFields, sidecarListSchema } from '@stoa/provision';
-import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
-import { JOBS_ENV, jobsConfigSchema } from '@stoa/jobs';
+import { databaseConfigSchema } from '@stoa/persistence';
+import { jobsConfigSchema } from '@stoa/jobs';
 import { catalogConfigSchema, resolveCatalogConfig, type CatalogSettings } from '@stoa/catalog';
-import { peersConfigSchema, publishersConfigSchema, TRANSFER_ENV, transferConfigSchema } from '@stoa/transfer';
-import { SESSION_ENV, sessionConfigSchema } from '@stoa/sessions';
-import {
-  loadDomain,
-  SEARCH_ENV,
-  searchConfigSchema,
-  skillsConfigSchema,
-  toolsConfigSchema,
-  type LoadedDomain,
-} from '@stoa/tools';
+import { peersConfigSchema, publishersConfigSchema, transferConfigSchema } from '@stoa/transfer';
+import { sessionConfigSchema } from '@stoa/sessions';
+import { loadDomain, searchConfigSchema, skillsConfigSchema, toolsConfigSchema, type LoadedDomain } from '@stoa/tools';
 
 /** `environment:` — how kernels' Python is built (@stoa/provision) and what they inherit (@stoa/kernel). */
 const environmentSchema = z
@@ -38,7 +25,7 @@ export const executorConfigSchema = z
   .strictObject({
     name: serverName,
     description: z.string().default(''),
-    data_dir: z.string().default('./data'),
+    data_dir: dataDirField,
     server: serverConfigSchema,
     auth: authConfigSchema,
     activity: activityPublisherConfigSchema,
@@ -90,26 +77,6 @@ export const executorConfigSchema = z
   });
 export type ExecutorConfig = z.output<typeof executorConfigSchema>;
 
-const ENV_MAP = {
-  HOST: 'server.host',
-  PORT: 'server.port',
-  STOA_ALLOW_UNAUTHENTICATED_REMOTE: 'server.allow_unauthenticated_remote',
-  STOA_DATA_DIR: 'data_dir',
-  PUBLIC_BASE_URL: 'server.public_url',
-  SERVER_PUBLIC_URL: 'server.public_url',
-  ...AUTH_ENV,
-  ...ACTIVITY_ENV,
-  ...TELEMETRY_ENV,
-  ...DATABASE_ENV,
-  ...KERNEL_ENV,
-  ...SANDBOX_ENV,
-  ...SESSION_ENV,
-  ...EXECUTION_ENV,
-  ...JOBS_ENV,
-  ...TRANSFER_ENV,
-  ...SEARCH_ENV,
-};
-
 /** Resolved, ready-to-use settings derived from the config. */
 export interface ExecutorSettings {
   config: ExecutorConfig;
@@ -134,7 +101,7 @@ export function loadExecutorSettings(
   env: NodeJS.ProcessEnv,
   warn: (msg: string) => void,
 ): ExecutorSettings {
-  const { config, baseDir } = loadConfig({ schema: executorConfigSchema, file, env, envMap: ENV_MAP, overrides });
+  const { config, baseDir } = loadConfig({ schema: executorConfigSchema, file, env, overrides });
   if (!file && !config.name) throw new ConfigError('(defaults)', ['name: required']);
   const dataDir = resolve(config.data_dir); // relative to the working directory, like every CLI path
   return {

@@ -1,15 +1,8 @@
 import { z } from 'zod';
-import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
 import { auditConfigSchema } from '@stoa/audit';
-import { ConfigError, loadConfig, positiveInt, serverName } from '@stoa/config';
-import {
-  applyConnectorPort,
-  CONNECTOR_ENV,
-  connectorObservabilityFields,
-  poolConfigSchema,
-  upstreamSchema,
-} from '@stoa/connectors';
-import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
+import { ConfigError, dataDirField, positiveInt } from '@stoa/config';
+import { connectorFields, loadConnectorConfig, poolConfigSchema, upstreamSchema } from '@stoa/connectors';
+import { databaseConfigSchema } from '@stoa/persistence';
 
 const list = z.union([
   z.array(z.string()),
@@ -25,14 +18,14 @@ const list = z.union([
 export const gatewayPolicySchema = z
   .strictObject({
     /** Only these MCP tools (globs); null = every tool not blocked. */
-    allowed_tools: list.nullable().default(null),
+    allowed_tools: list.nullable().default(null).meta({ env: 'GATEWAY_ALLOWED_TOOLS' }),
     /** MCP tools refused (globs). The reference's family names work too: check_job, parallel_execute, send, plan_workflow, load_skill. */
-    blocked_tools: list.default([]),
+    blocked_tools: list.default([]).meta({ env: 'GATEWAY_BLOCKED_TOOLS' }),
     /** Domain functions callable from kernels (globs); null = all. Enforced inside the executor's kernel proxies. */
-    allowed_functions: list.nullable().default(null),
-    blocked_functions: list.default([]),
+    allowed_functions: list.nullable().default(null).meta({ env: 'GATEWAY_ALLOWED_FUNCTIONS' }),
+    blocked_functions: list.default([]).meta({ env: 'GATEWAY_BLOCKED_FUNCTIONS' }),
     /** Tool calls per principal per minute, shared by every gateway replica through Redis. */
-    max_calls_per_minute: positiveInt.nullable().default(null),
+    max_calls_per_minute: positiveInt.nullable().default(null).meta({ env: 'GATEWAY_MAX_CALLS_PER_MINUTE' }),
     /** Extra per-tool limits: {glob: calls per minute}. */
     tool_limits: z.record(z.string(), positiveInt).default({}),
   })
@@ -41,38 +34,23 @@ export type GatewayPolicy = z.output<typeof gatewayPolicySchema>;
 
 /** The gateway's YAML (reference GatewayConfig, §8.1) plus auth, audit, database and rate-limit store. */
 export const gatewayConfigSchema = z.strictObject({
-  name: serverName,
-  description: z.string().default(''),
-  server: serverConfigSchema,
-  auth: authConfigSchema,
+  ...connectorFields,
   upstream: upstreamSchema,
   policy: gatewayPolicySchema,
   audit: auditConfigSchema,
   database: databaseConfigSchema,
   /** Redis for rate limits shared across replicas (REDIS_URL); unset → per-process limits. */
-  redis_url: z.string().optional(),
-  data_dir: z.string().default('./data'),
+  redis_url: z.string().optional().meta({ env: 'REDIS_URL' }),
+  data_dir: dataDirField,
   connectors: poolConfigSchema,
-  ...connectorObservabilityFields,
 });
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
 
-const ENV_MAP = {
-  ...CONNECTOR_ENV,
-  GATEWAY_ALLOWED_TOOLS: 'policy.allowed_tools',
-  GATEWAY_BLOCKED_TOOLS: 'policy.blocked_tools',
-  GATEWAY_ALLOWED_FUNCTIONS: 'policy.allowed_functions',
-  GATEWAY_BLOCKED_FUNCTIONS: 'policy.blocked_functions',
-  GATEWAY_MAX_CALLS_PER_MINUTE: 'policy.max_calls_per_minute',
-  GATEWAY_STORE_CODE: 'audit.store_code',
-  GATEWAY_AUDIT_RETENTION_DAYS: 'audit.retention_days',
-  REDIS_URL: 'redis_url',
-  STOA_DATA_DIR: 'data_dir',
-  ...DATABASE_ENV,
-};
+/** The reference's names for two audit keys (the audit schema is shared with the square, which has none). */
+const AUDIT_ENV = { GATEWAY_STORE_CODE: 'audit.store_code', GATEWAY_AUDIT_RETENTION_DAYS: 'audit.retention_days' };
 
-/** One upstream from `UPSTREAM_<NAME>_URL` (the reference's env form); `CONNECTOR_PORT` / `MCP_SERVER_PORT`. */
-function applyConnectorEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
+/** One upstream from `UPSTREAM_<NAME>_URL` (the reference's env form). */
+function applyUpstreamEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
   const found = Object.entries(env).filter(([k, v]) => /^UPSTREAM_[A-Za-z][A-Za-z0-9_]*_URL$/.test(k) && v);
   if (found.length > 1)
     throw new ConfigError('(environment)', [`a gateway has one upstream; found ${found.map(([k]) => k).join(', ')}`]);
@@ -82,7 +60,6 @@ function applyConnectorEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv)
     const existing = (raw.upstream as Record<string, unknown> | undefined) ?? {};
     raw.upstream = { ...existing, name: existing.name ?? name, url };
   }
-  applyConnectorPort(raw, env);
 }
 
 export interface GatewaySettings {
@@ -95,13 +72,13 @@ export function loadGatewaySettings(
   overrides: Record<string, unknown>,
   env: NodeJS.ProcessEnv,
 ): GatewaySettings {
-  const { config, baseDir } = loadConfig({
-    schema: gatewayConfigSchema,
+  const { config, baseDir } = loadConnectorConfig(
+    gatewayConfigSchema,
     file,
-    env,
-    envMap: ENV_MAP,
     overrides,
-    prepare: applyConnectorEnv,
-  });
+    env,
+    applyUpstreamEnv,
+    AUDIT_ENV,
+  );
   return { config, baseDir };
 }

@@ -1,14 +1,7 @@
 import { z } from 'zod';
-import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
-import { ConfigError, loadConfig, serverName } from '@stoa/config';
-import {
-  applyConnectorPort,
-  CONNECTOR_ENV,
-  connectorObservabilityFields,
-  poolConfigSchema,
-  upstreamSchema,
-} from '@stoa/connectors';
-import { SEARCH_ENV, searchConfigSchema } from '@stoa/tools';
+import { ConfigError } from '@stoa/config';
+import { connectorFields, loadConnectorConfig, poolConfigSchema, upstreamSchema } from '@stoa/connectors';
+import { searchConfigSchema } from '@stoa/tools';
 
 /** A cross-server link between states (navigation aid in the unified plan). */
 const bridgeSchema = z.strictObject({
@@ -19,28 +12,22 @@ const bridgeSchema = z.strictObject({
 
 /** The router's YAML (reference RouterConfig, §8.1) plus auth, listener and pool settings. */
 export const routerConfigSchema = z.strictObject({
-  name: serverName,
-  description: z.string().default(''),
-  server: serverConfigSchema,
-  auth: authConfigSchema,
+  ...connectorFields,
   upstreams: z
     .array(upstreamSchema)
     .min(1, 'a router needs at least one upstream (upstreams: in YAML or UPSTREAM_<NAME>_URL)'),
   bridges: z.array(bridgeSchema).default([]),
   connectors: poolConfigSchema,
-  ...connectorObservabilityFields,
   /** Bounds of search_{name}_tools queries. */
   search: searchConfigSchema,
 });
 export type RouterConfig = z.output<typeof routerConfigSchema>;
 
-const ENV_MAP = { ...CONNECTOR_ENV, ...SEARCH_ENV };
-
 /**
  * `UPSTREAM_<NAME>_URL` adds an upstream (or replaces the URL of the one with that name); names are lowercased
- * and sorted as in the reference (§8.8). `CONNECTOR_PORT` (fallback `MCP_SERVER_PORT`) sets the port.
+ * and sorted as in the reference (§8.8).
  */
-function applyConnectorEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
+function applyUpstreamEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
   const problems: string[] = [];
   const fromEnv = new Map<string, string>();
   for (const [key, value] of Object.entries(env)) {
@@ -63,7 +50,6 @@ function applyConnectorEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv)
     }
     raw.upstreams = list;
   }
-  applyConnectorPort(raw, env);
 }
 
 export interface RouterSettings {
@@ -77,14 +63,7 @@ export function loadRouterSettings(
   overrides: Record<string, unknown>,
   env: NodeJS.ProcessEnv,
 ): RouterSettings {
-  const { config, baseDir } = loadConfig({
-    schema: routerConfigSchema,
-    file,
-    env,
-    envMap: ENV_MAP,
-    overrides,
-    prepare: applyConnectorEnv,
-  });
+  const { config, baseDir } = loadConnectorConfig(routerConfigSchema, file, overrides, env, applyUpstreamEnv);
   const names = new Set<string>();
   for (const u of config.upstreams) {
     if (names.has(u.name)) throw new ConfigError(file ?? '(environment)', [`upstreams: duplicate name '${u.name}'`]);

@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { AUTH_ENV, authConfigSchema, serverConfigSchema } from '@stoa/auth';
+import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
 import { auditConfigSchema } from '@stoa/audit';
-import { ConfigError, loadConfig, serverName } from '@stoa/config';
+import { ConfigError, dataDirField, loadConfig, serverName } from '@stoa/config';
 import {
   boardConfigSchema,
   chatConfigSchema,
@@ -13,7 +13,7 @@ import {
   lockConfigSchema,
   presenceConfigSchema,
 } from '@stoa/coordination';
-import { DATABASE_ENV, databaseConfigSchema } from '@stoa/persistence';
+import { databaseConfigSchema } from '@stoa/persistence';
 
 /** The square's default port (ARCHITECTURE §1). */
 export const SQUARE_PORT = 8040;
@@ -26,12 +26,12 @@ export const squareConfigSchema = z.strictObject({
   auth: authConfigSchema,
   database: databaseConfigSchema,
   /** Redis shared by replicas (event bus, rate limits); unset → one in-process square. REDIS_URL. */
-  redis_url: z.string().optional(),
+  redis_url: z.string().optional().meta({ env: 'REDIS_URL' }),
   /** This replica's name in events and logs; default host:port. */
-  replica: z.string().optional(),
-  data_dir: z.string().default('./data'),
+  replica: z.string().optional().meta({ env: 'SQUARE_REPLICA' }),
+  data_dir: dataDirField,
   /** Onboarding text given to agents at initialize (the reference's --instructions FILE); default built in. */
-  instructions_file: z.string().optional(),
+  instructions_file: z.string().optional().meta({ env: 'SQUARE_INSTRUCTIONS_FILE' }),
   chat: chatConfigSchema,
   presence: presenceConfigSchema,
   board: boardConfigSchema,
@@ -39,26 +39,6 @@ export const squareConfigSchema = z.strictObject({
   audit: auditConfigSchema,
 });
 export type SquareConfig = z.output<typeof squareConfigSchema>;
-
-const ENV_MAP = {
-  HOST: 'server.host',
-  PORT: 'server.port',
-  STOA_ALLOW_UNAUTHENTICATED_REMOTE: 'server.allow_unauthenticated_remote',
-  PUBLIC_BASE_URL: 'server.public_url',
-  STOA_DATA_DIR: 'data_dir',
-  REDIS_URL: 'redis_url',
-  SQUARE_REPLICA: 'replica',
-  SQUARE_INSTRUCTIONS_FILE: 'instructions_file',
-  SQUARE_MAX_MESSAGE_LENGTH: 'chat.max_message_length',
-  SQUARE_MAX_CHANNELS: 'chat.max_channels',
-  SQUARE_MAX_MESSAGES_PER_MINUTE: 'chat.max_messages_per_minute',
-  SQUARE_OFFLINE_AFTER_SECONDS: 'presence.offline_after_seconds',
-  SQUARE_LLM_API_URL: 'chat.llm_api_url',
-  SQUARE_LLM_API_KEY: 'chat.llm_api_key',
-  SQUARE_LLM_MODEL: 'chat.llm_model',
-  ...AUTH_ENV,
-  ...DATABASE_ENV,
-};
 
 export interface SquareSettings {
   config: SquareConfig;
@@ -77,7 +57,6 @@ export function loadSquareSettings(
     schema: squareConfigSchema,
     file,
     env,
-    envMap: ENV_MAP,
     overrides,
     prepare: (raw) => {
       const server = (raw.server ?? {}) as Record<string, unknown>;

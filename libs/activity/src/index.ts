@@ -8,11 +8,7 @@ export {
   type ActivityEventInput,
 } from './activity.types';
 /** `activity:` config of every app (ACTIVITY_UI_URL, ACTIVITY_UI_AUDIENCE, ACTIVITY_UI_SECRET). */
-export {
-  ACTIVITY_ENV,
-  activityPublisherConfigSchema,
-  type ActivityPublisherConfig,
-} from './publisher/publisher.config';
+export { activityPublisherConfigSchema, type ActivityPublisherConfig } from './publisher/publisher.config';
 /** Fire-and-forget publisher (bounded queue, batches, drop-oldest with a counter) and its global module. */
 export { ActivityPublisher, type ActivityPublisherStats } from './publisher/activity-publisher';
 export { ActivityModule } from './publisher/activity.module';
@@ -28,7 +24,6 @@ export { canRead, type FeedDisplay, type FeedEvent, type FeedReader, type FeedSe
 /** `metrics:` and `tracing:` config of every app, with their env names. */
 export {
   metricsConfigSchema,
-  TELEMETRY_ENV,
   tracingConfigSchema,
   type MetricsConfig,
   type TracingConfig,

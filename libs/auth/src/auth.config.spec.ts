@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AUTH_ENV, authConfigSchema, bearerChallenge, entraSettings } from '@stoa/auth';
+import { authConfigSchema, bearerChallenge, entraSettings } from '@stoa/auth';
 import { ConfigError, loadConfig } from '@stoa/config';
 import { z } from 'zod';
 
@@ -24,7 +24,6 @@ describe('auth config', () => {
     const load = () =>
       loadConfig({
         schema: z.object({ auth: authConfigSchema }),
-        envMap: AUTH_ENV,
         env: { ENTRA_CLIENT_ID: 'cid', ENTRA_TENANT_ID: 'tid' },
         overrides: { 'auth.mode': 'noop' },
       });

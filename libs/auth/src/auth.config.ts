@@ -8,10 +8,7 @@ const ALIASES: Record<string, string> = { clientID: 'client_id', tenantID: 'tena
 
 /** Keys that only mean something for Entra ID (a no-op config naming one contradicts itself). */
 const ENTRA_KEYS = ['client_id', 'tenant_id', 'identityMetadata', 'audience', 'issuer'] as const;
-const ENTRA_KEY_ENV: Partial<Record<(typeof ENTRA_KEYS)[number], string>> = {
-  client_id: 'ENTRA_CLIENT_ID',
-  tenant_id: 'ENTRA_TENANT_ID',
-};
+const ENTRA_KEY_ENV = { client_id: 'ENTRA_CLIENT_ID', tenant_id: 'ENTRA_TENANT_ID' } as const;
 
 /** `mode` as written, else Entra as soon as a client or tenant id is known (a half-set Entra config is refused, never run open). */
 function inferredMode(a: { mode?: 'noop' | 'entra'; client_id?: string; tenant_id?: string }): 'noop' | 'entra' {
@@ -37,11 +34,11 @@ export const authConfigSchema = z
     },
     z
       .object({
-        mode: z.enum(['noop', 'entra']).optional(),
-        tenant_id: z.string().optional(),
-        client_id: z.string().optional(),
+        mode: z.enum(['noop', 'entra']).optional().meta({ env: 'STOA_AUTH_MODE' }),
+        tenant_id: z.string().optional().meta({ env: ENTRA_KEY_ENV.tenant_id }),
+        client_id: z.string().optional().meta({ env: ENTRA_KEY_ENV.client_id }),
         /** Authority host override (sovereign clouds, tests); ENTRA_AUTHORITY. */
-        authority: z.url().default(DEFAULT_AUTHORITY),
+        authority: z.url().default(DEFAULT_AUTHORITY).meta({ env: 'ENTRA_AUTHORITY' }),
         /** Tenant OIDC metadata URL; default `{authority}/{tenant}/v2.0/.well-known/openid-configuration`. */
         identityMetadata: z.url().optional(),
         /** Accepted `aud` values; default `[clientID, api://clientID]`. */
@@ -65,9 +62,9 @@ export const authConfigSchema = z
          * loopback is no identity (a kernel or another local user is loopback too). Default: a random one per start,
          * written to `admin_token_file` (mode 0600) and the path logged. STOA_ADMIN_TOKEN.
          */
-        admin_token: z.string().min(24, 'use at least 24 characters').optional(),
+        admin_token: z.string().min(24, 'use at least 24 characters').optional().meta({ env: 'STOA_ADMIN_TOKEN' }),
         /** Where a no-op server writes its admin token; default `{data dir}/{app}-{port}.admin-token`. STOA_ADMIN_TOKEN_FILE. */
-        admin_token_file: z.string().optional(),
+        admin_token_file: z.string().optional().meta({ env: 'STOA_ADMIN_TOKEN_FILE' }),
       })
       .strict(),
   )
@@ -88,7 +85,7 @@ export const authConfigSchema = z
     // An explicit no-op beside Entra settings: the operator believes auth is on, but nothing would be verified.
     for (const key of ENTRA_KEYS) {
       if (a[key] === undefined || a[key] === '') continue;
-      const env = ENTRA_KEY_ENV[key];
+      const env = (ENTRA_KEY_ENV as Partial<Record<string, string>>)[key];
       ctx.addIssue({
         code: 'custom',
         path: [key],
@@ -100,16 +97,6 @@ export const authConfigSchema = z
   })
   .transform((a) => ({ ...a, mode: inferredMode(a) }));
 export type AuthConfig = z.output<typeof authConfigSchema>;
-
-/** Env overrides for {@link authConfigSchema}. */
-export const AUTH_ENV = {
-  STOA_AUTH_MODE: 'auth.mode',
-  ENTRA_CLIENT_ID: 'auth.client_id',
-  ENTRA_TENANT_ID: 'auth.tenant_id',
-  ENTRA_AUTHORITY: 'auth.authority',
-  STOA_ADMIN_TOKEN: 'auth.admin_token',
-  STOA_ADMIN_TOKEN_FILE: 'auth.admin_token_file',
-} as const;
 
 /** Entra settings with every default resolved. */
 export interface EntraSettings {

@@ -3,7 +3,7 @@ export { noopPrincipal, noopToken } from './noop-auth';
 /** Bind-address rules: loopback detection, the no-op remote refusal, allowed Host names. */
 export { allowedHostsFor, isLoopback, refuseOpenNoopBind, unauthenticatedRemoteRefusal } from './bind';
 /** `auth:` config schema, env overrides and resolved Entra settings. */
-export { AUTH_ENV, authConfigSchema, entraSettings, type AuthConfig, type EntraSettings } from './auth.config';
+export { authConfigSchema, entraSettings, type AuthConfig, type EntraSettings } from './auth.config';
 /** The HTTP status of each AppError kind, for transports with their own body shape. */
 export { HTTP_STATUS } from './http-error.filter';
 /** Auth errors (401 with challenge, 403). */

@@ -3,16 +3,15 @@ import { dirname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from './config.errors';
+import { envMapOf, type EnvMap } from './env-names';
 import { unknownKeyProblems } from './unknown-keys';
-
-/** Environment variable → dotted config path (e.g. `PORT` → `server.port`). */
-export type EnvMap = Readonly<Record<string, string>>;
 
 export interface LoadConfigOptions<S extends z.ZodType> {
   schema: S;
   /** YAML file to read; omitted → only defaults and env. */
   file?: string;
   env?: NodeJS.ProcessEnv;
+  /** Env names beyond those the schema's fields declare with `meta({ env })` (e.g. an app-specific alias). */
   envMap?: EnvMap;
   /** Values applied last (e.g. CLI flags), as dotted paths. */
   overrides?: Readonly<Record<string, unknown>>;
@@ -33,7 +32,7 @@ export function loadConfig<S extends z.ZodType>(options: LoadConfigOptions<S>): 
   const env = options.env ?? process.env;
   options.prepare?.(raw, env);
   const envSources = new Map<string, string>();
-  for (const [name, path] of Object.entries(options.envMap ?? {})) {
+  for (const [name, path] of Object.entries({ ...envMapOf(options.schema), ...options.envMap })) {
     const value = env[name];
     if (value !== undefined && value !== '') {
       setPath(raw, path, value);
@@ -142,3 +141,6 @@ export const positiveInt = z.coerce.number().int().positive();
 
 /** A non-negative number from YAML or env text. */
 export const nonNegative = z.coerce.number().nonnegative();
+
+/** `data_dir:` of an app (databases, tokens, artifacts); relative to the working directory. STOA_DATA_DIR. */
+export const dataDirField = z.string().default('./data').meta({ env: 'STOA_DATA_DIR' });

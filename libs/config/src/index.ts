@@ -4,15 +4,17 @@ export { ConfigError } from './config.errors';
 export {
   boolish,
   checkConfig,
+  dataDirField,
   loadConfig,
   nonNegative,
   parseConfig,
   positiveInt,
   type ConfigCheck,
-  type EnvMap,
   type LoadConfigOptions,
   type LoadedConfig,
 } from './config.loader';
+/** Env overrides declared on schema fields with `meta({ env: 'NAME' })`. */
+export { envMapOf, type EnvMap } from './env-names';
 /** The name rule of servers, upstreams, workers and peers (it becomes part of MCP tool names). */
 export { serverName } from './server-name';
 /** The command line every app shares (`--config`, `--host`, `--port`, …). */

@@ -1,36 +1,47 @@
-import {
-  ACTIVITY_ENV,
-  activityPublisherConfigSchema,
-  metricsConfigSchema,
-  TELEMETRY_ENV,
-  tracingConfigSchema,
-} from '@stoa/activity';
-import { AUTH_ENV } from '@stoa/auth';
+import { z } from 'zod';
+import { activityPublisherConfigSchema, metricsConfigSchema, tracingConfigSchema } from '@stoa/activity';
+import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
+import { loadConfig, serverName, type LoadedConfig } from '@stoa/config';
 
-/** Env names every connector reads (reference §8.8 plus ours), mapped to config paths. */
-export const CONNECTOR_ENV = {
-  CONNECTOR_NAME: 'name',
-  HOST: 'server.host',
-  PORT: 'server.port',
-  PUBLIC_BASE_URL: 'server.public_url',
-  STOA_ALLOW_UNAUTHENTICATED_REMOTE: 'server.allow_unauthenticated_remote',
-  CONNECTOR_ALLOW_NOOP_AUTH: 'server.allow_unauthenticated_remote', // the reference's name for the same acknowledgement
-  ...AUTH_ENV,
-  ...ACTIVITY_ENV,
-  ...TELEMETRY_ENV,
-} as const;
-
-/** `activity:`, `metrics:` and `tracing:` — the observability keys every connector's YAML has. */
-export const connectorObservabilityFields = {
+/**
+ * The keys every connector's YAML has (reference §8.8 env names plus ours): name, listener, auth, observability.
+ * A connector's schema spreads these and adds its own.
+ */
+export const connectorFields = {
+  name: serverName.meta({ env: 'CONNECTOR_NAME' }),
+  description: z.string().default(''),
+  server: serverConfigSchema,
+  auth: authConfigSchema,
   activity: activityPublisherConfigSchema,
   metrics: metricsConfigSchema,
   tracing: tracingConfigSchema,
 };
 
-/** `CONNECTOR_PORT` (fallback `MCP_SERVER_PORT`) sets the listener port, as in the reference. */
-export function applyConnectorPort(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
-  const port = env.CONNECTOR_PORT ?? env.MCP_SERVER_PORT;
-  if (port) raw.server = { ...(raw.server ?? {}), port };
+/**
+ * Loads a connector's YAML + env + CLI overrides. Besides the names the schema declares: the reference's
+ * `CONNECTOR_ALLOW_NOOP_AUTH` (same acknowledgement as STOA_ALLOW_UNAUTHENTICATED_REMOTE) and `CONNECTOR_PORT`
+ * (fallback `MCP_SERVER_PORT`); `prepare` adds the connector's structural env rules (`UPSTREAM_<NAME>_URL`, …).
+ */
+export function loadConnectorConfig<S extends z.ZodType>(
+  schema: S,
+  file: string | undefined,
+  overrides: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+  prepare: (raw: Record<string, unknown>, env: NodeJS.ProcessEnv) => void,
+  envMap: Readonly<Record<string, string>> = {},
+): LoadedConfig<z.output<S>> {
+  return loadConfig({
+    schema,
+    file,
+    env,
+    envMap: { CONNECTOR_ALLOW_NOOP_AUTH: 'server.allow_unauthenticated_remote', ...envMap },
+    overrides,
+    prepare: (raw, e) => {
+      prepare(raw, e);
+      const port = e.CONNECTOR_PORT ?? e.MCP_SERVER_PORT;
+      if (port) raw.server = { ...(raw.server ?? {}), port };
+    },
+  });
 }
 
 /** A connector's `--help` text: the shared flags, then the env variables it reads (`env`) after the common ones. */

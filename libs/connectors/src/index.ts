@@ -24,14 +24,8 @@ export { observedToolCall } from './observed-call';
 export * from './credentials';
 /** `/health/ready` of connectors: upstream checks, live probes (database, Redis), the answer and its status. */
 export { probe, readiness, readinessStatus, upstreamChecks, type Check, type Readiness } from './readiness';
-/** Shared connector config pieces (env names, CONNECTOR_PORT, --help text, CLI overrides). */
-export {
-  applyConnectorPort,
-  CONNECTOR_ENV,
-  connectorObservabilityFields,
-  connectorOverrides,
-  connectorUsage,
-} from './connector.config';
+/** Shared connector config pieces (common keys, loading with CONNECTOR_PORT, --help text, CLI overrides). */
+export { connectorFields, connectorOverrides, connectorUsage, loadConnectorConfig } from './connector.config';
 /** The SDK-path MCP surface of a connector (its tools from the pool) and its `/mcp` route. */
 export { ConnectorMcpService, type ConnectorMcpInfo } from './connector-mcp';
 /** The module of a connector app: logging, auth, the pool, `/mcp`, plus the app's own parts. */

@@ -9,14 +9,19 @@ export const DEFAULT_MAX_CODE_BYTES = 1024 * 1024;
 export const executionConfigSchema = z
   .strictObject({
     /** sync: inline results; async_only: every execute returns a job handle; adaptive: inline unless it runs past promotion_threshold_s. */
-    mode: z.enum(['sync', 'async_only', 'adaptive']).default('sync'),
+    mode: z.enum(['sync', 'async_only', 'adaptive']).default('sync').meta({ env: 'STOA_EXECUTION_MODE' }),
     promotion_threshold_s: nonNegative.default(60),
     /** Batch items run at once on this replica; unset → PARALLEL_EXECUTE_MAX_CONCURRENCY or the CPU count; 0 = unlimited. */
-    parallel_max_concurrency: z.coerce.number().int().min(0).optional(),
+    parallel_max_concurrency: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta({ env: 'PARALLEL_EXECUTE_MAX_CONCURRENCY' }),
     /** Most inputs one parallel_execute call accepts (each is a job row and a kernel run); more are refused before anything is written. */
-    parallel_max_inputs: positiveInt.default(1000),
-    default_timeout: positiveInt.default(300),
-    max_timeout: positiveInt.default(600),
+    parallel_max_inputs: positiveInt.default(1000).meta({ env: 'PARALLEL_EXECUTE_MAX_INPUTS' }),
+    default_timeout: positiveInt.default(300).meta({ env: 'STOA_DEFAULT_TIMEOUT' }),
+    max_timeout: positiveInt.default(600).meta({ env: 'STOA_MAX_TIMEOUT' }),
     /** Characters per stream before truncation; 0 disables; unset → CODE_OUTPUT_TRUNCATION_THRESHOLD or 50000. */
     output_truncation_threshold: nonNegative.int().nullable().default(null),
     /** Largest cell (UTF-8 bytes) sent to a kernel; bigger ones are refused before they reach it (parsing them could exhaust its memory). */
@@ -66,15 +71,6 @@ export function resolveTruncationThreshold(
 
 /** Hard cap on characters held per stream when truncation is disabled (server memory stays bounded). */
 export const MAX_CAPTURE_CHARS = 8 * 1024 * 1024;
-
-/** Env overrides for {@link executionConfigSchema}. */
-export const EXECUTION_ENV = {
-  STOA_DEFAULT_TIMEOUT: 'execution.default_timeout',
-  STOA_MAX_TIMEOUT: 'execution.max_timeout',
-  STOA_EXECUTION_MODE: 'execution.mode',
-  PARALLEL_EXECUTE_MAX_CONCURRENCY: 'execution.parallel_max_concurrency',
-  PARALLEL_EXECUTE_MAX_INPUTS: 'execution.parallel_max_inputs',
-} as const;
 
 /** Guards the relation between the two timeouts. */
 export function checkTimeouts(c: ExecutionConfig): string | undefined {

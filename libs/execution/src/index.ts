@@ -1,6 +1,5 @@
 /** `execution:` config schema, truncation threshold rules, env overrides. */
 export {
-  EXECUTION_ENV,
   checkTimeouts,
   executionConfigSchema,
   resolveTruncationThreshold,

@@ -1,5 +1,5 @@
 /** `jobs:` config schema and env overrides. */
-export { JOBS_ENV, jobsConfigSchema, type JobsConfig } from './job.config';
+export { jobsConfigSchema, type JobsConfig } from './job.config';
 /** Job and batch records. */
 export { JobStatus, isTerminal, type BatchRecord, type JobRecord } from './job.types';
 /** Job errors. */

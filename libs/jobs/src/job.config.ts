@@ -5,9 +5,9 @@ import { nonNegative } from '@stoa/config';
 export const jobsConfigSchema = z
   .strictObject({
     /** Redis for BullMQ (REDIS_URL); unset → in-process jobs (single replica). */
-    redis_url: z.string().optional(),
+    redis_url: z.string().optional().meta({ env: 'REDIS_URL' }),
     /** Redis key prefix shared by the replicas of one server; default `stoa:{name}` (set it when two deployments share a Redis). */
-    prefix: z.string().optional(),
+    prefix: z.string().optional().meta({ env: 'STOA_JOBS_PREFIX' }),
     /** Terminal jobs and batches stay readable this long. */
     retention_hours: nonNegative.default(24),
     /** A replica that stops renewing its lock for this long loses its item to another replica. */
@@ -16,6 +16,3 @@ export const jobsConfigSchema = z
   })
   .prefault({});
 export type JobsConfig = z.output<typeof jobsConfigSchema>;
-
-/** Env overrides for {@link jobsConfigSchema}. */
-export const JOBS_ENV = { REDIS_URL: 'jobs.redis_url', STOA_JOBS_PREFIX: 'jobs.prefix' } as const;

@@ -1,5 +1,5 @@
 /** Kernel config schemas (environment:, timing) and the secret-name filter. */
-export { KERNEL_ENV, kernelEnvironmentFields, kernelTimingSchema } from './kernel.config';
+export { kernelEnvironmentFields, kernelTimingSchema } from './kernel.config';
 /** Kernel errors. */
 export { KernelDeadError, KernelStartError } from './kernel.errors';
 /** One kernel process (driver over pipes, own process group). */
@@ -29,7 +29,7 @@ export {
 /** Bounded output capture. */
 export { OutputCapture } from './output-capture';
 /** Sandbox config, launch plans and kernel directories. */
-export { SANDBOX_ENV, sandboxConfigSchema, type SandboxConfig } from './sandbox.config';
+export { sandboxConfigSchema, type SandboxConfig } from './sandbox.config';
 export { type KernelDirs, type LaunchSpec } from './sandbox';
 /** The first directory on a path that other users cannot traverse (what stops a per-kernel uid). */
 export { closedAncestor } from './mount-plan';

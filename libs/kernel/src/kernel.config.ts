@@ -26,6 +26,3 @@ export const kernelTimingSchema = z.strictObject({
   /** Upper bound for a kernel to start and report ready. */
   start_timeout_seconds: nonNegative.default(30),
 });
-
-/** Env overrides for the kernel keys. */
-export const KERNEL_ENV = { STOA_PYTHON: 'environment.python' } as const;

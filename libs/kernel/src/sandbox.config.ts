@@ -44,9 +44,9 @@ const limitsSchema = z
 export const sandboxConfigSchema = z
   .strictObject({
     /** `none`: kernels get their own network namespace (no route anywhere, not even 127.0.0.1) and no host unix sockets. */
-    network: z.enum(['inherit', 'none']).default('none'),
+    network: z.enum(['inherit', 'none']).default('none').meta({ env: 'STOA_SANDBOX_NETWORK' }),
     /** `confined`: read-only host view, private /tmp, the server's data dir hidden, only the session's directories writable. */
-    filesystem: z.enum(['host', 'confined']).default('confined'),
+    filesystem: z.enum(['host', 'confined']).default('confined').meta({ env: 'STOA_SANDBOX_FILESYSTEM' }),
     /**
      * Who kernels run as. `auto`: when the server runs as root, each kernel gets its own unprivileged uid from
      * `uid_base`…`uid_base+uid_count-1`; otherwise the server's user. Where that is impossible (no bubblewrap and
@@ -55,7 +55,7 @@ export const sandboxConfigSchema = z
      * refuse to start, whatever the auth. `server`: always the server's user (as root this runs user code as
      * root — only for single-user machines).
      */
-    user: z.enum(['auto', 'per_kernel', 'server']).default('auto'),
+    user: z.enum(['auto', 'per_kernel', 'server']).default('auto').meta({ env: 'STOA_SANDBOX_USER' }),
     uid_base: positiveInt.min(1000).default(200_000),
     uid_count: positiveInt.default(10_000),
     /**
@@ -70,20 +70,12 @@ export const sandboxConfigSchema = z
      * The reference's AST screen (blocked imports, calls and paths) as agent guidance. `auto`: on unless the
      * filesystem is confined (kernels then see only their own directories). Security never rests on it.
      */
-    code_screen: z.enum(['auto', 'on', 'off']).default('auto'),
+    code_screen: z.enum(['auto', 'on', 'off']).default('auto').meta({ env: 'STOA_CODE_SCREEN' }),
     /** Absolute path prefixes the code screen accepts in string literals. */
     allowed_path_prefixes: z.array(z.string().startsWith('/')).default(['/tmp']),
   })
   .prefault({});
 export type SandboxConfig = z.output<typeof sandboxConfigSchema>;
-
-/** Env overrides for the sandbox keys. */
-export const SANDBOX_ENV = {
-  STOA_SANDBOX_NETWORK: 'sandbox.network',
-  STOA_SANDBOX_FILESYSTEM: 'sandbox.filesystem',
-  STOA_SANDBOX_USER: 'sandbox.user',
-  STOA_CODE_SCREEN: 'sandbox.code_screen',
-} as const;
 
 /** True when the config asks for OS isolation (and therefore bubblewrap). */
 export function needsNamespaces(c: SandboxConfig): boolean {

@@ -1,6 +1,5 @@
 /** Database config schema, env overrides and TypeORM options. */
 export {
-  DATABASE_ENV,
   buildDataSourceOptions,
   databaseConfigSchema,
   type DatabaseConfig,

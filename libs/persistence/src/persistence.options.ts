@@ -7,18 +7,15 @@ import { z } from 'zod';
 export const databaseConfigSchema = z
   .strictObject({
     /** `postgres://…` for PostgreSQL; omitted → SQLite file at `sqlite_path`. */
-    url: z.string().optional(),
+    url: z.string().optional().meta({ env: 'DATABASE_URL' }),
     /** SQLite file; default `{data_dir}/stoa.sqlite`. */
-    sqlite_path: z.string().optional(),
+    sqlite_path: z.string().optional().meta({ env: 'STOA_SQLITE_PATH' }),
     /** PostgreSQL schema (tests use one per run). */
     schema: z.string().optional(),
     pool_size: z.coerce.number().int().positive().default(10),
   })
   .prefault({});
 export type DatabaseConfig = z.output<typeof databaseConfigSchema>;
-
-/** Env overrides for {@link databaseConfigSchema}. */
-export const DATABASE_ENV = { DATABASE_URL: 'database.url', STOA_SQLITE_PATH: 'database.sqlite_path' } as const;
 
 export interface PersistenceOptions {
   database: DatabaseConfig;

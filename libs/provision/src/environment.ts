@@ -22,7 +22,7 @@ export const environmentBuildFields = {
   /** `system`: use `python` as is; `venv` (the reference's pip), `uv`, `conda`: build `build_dir`. */
   type: z.enum(['system', 'venv', 'uv', 'conda']).default('system'),
   /** system: the kernel interpreter; venv/uv: the base interpreter of the new environment. */
-  python: z.string().min(1).default('python3'),
+  python: z.string().min(1).default('python3').meta({ env: 'STOA_PYTHON' }),
   /** Content of requirements.txt (venv, uv) or environment.yml (conda). */
   requirements: z.string().default(''),
   /** Default `{dataDir}/envs/{server}/{type}`; relative paths resolve against the config file. */

@@ -1,5 +1,5 @@
 /** `sessions:` config schema and env overrides. */
-export { SESSION_ENV, sessionConfigSchema, type SessionConfig } from './session.config';
+export { sessionConfigSchema, type SessionConfig } from './session.config';
 /** Session errors (not found, expired, closed, limit). */
 export { SessionClosedError, SessionExpiredError, SessionLimitError, SessionNotFoundError } from './session.errors';
 /** Session migrations for the app's data source. */

@@ -4,31 +4,22 @@ import { boolish, nonNegative, positiveInt } from '@stoa/config';
 /** `sessions:` in a server YAML. */
 export const sessionConfigSchema = z
   .strictObject({
-    max_sessions: positiveInt.default(100),
+    max_sessions: positiveInt.default(100).meta({ env: 'STOA_MAX_SESSIONS' }),
     idle_timeout_minutes: nonNegative.default(30),
     /** Kernels started, sandboxed and bootstrapped ahead of demand (new sessions and batch items take them). */
-    warm_pool: nonNegative.default(2),
+    warm_pool: nonNegative.default(2).meta({ env: 'STOA_WARM_POOL' }),
     /** How often the idle sweep runs. */
     sweep_interval_seconds: positiveInt.default(30),
     /** Key that signs session ids (share it across a dispatcher pool); random per process when unset. */
-    id_signing_key: z.string().min(16).optional(),
+    id_signing_key: z.string().min(16).optional().meta({ env: 'STOA_SESSION_KEY' }),
     /**
      * Declare execute's execution_session_id as a 2026-07-28 `x-mcp-header`, so clients send it as
      * `Mcp-Param-Execution-Session-Id` and load balancers can route on it. Off by default: the MCP SDK then
      * refuses requests from clients that do not mirror the header.
      */
-    session_id_header: boolish.default(false),
+    session_id_header: boolish.default(false).meta({ env: 'STOA_SESSION_HEADER' }),
     /** This replica's name, carried in session ids; default host:port. */
-    replica: z.string().optional(),
+    replica: z.string().optional().meta({ env: 'STOA_REPLICA' }),
   })
   .prefault({});
 export type SessionConfig = z.output<typeof sessionConfigSchema>;
-
-/** Env overrides for {@link sessionConfigSchema}. */
-export const SESSION_ENV = {
-  STOA_MAX_SESSIONS: 'sessions.max_sessions',
-  STOA_WARM_POOL: 'sessions.warm_pool',
-  STOA_SESSION_KEY: 'sessions.id_signing_key',
-  STOA_REPLICA: 'sessions.replica',
-  STOA_SESSION_HEADER: 'sessions.session_id_header',
-} as const;

@@ -6,7 +6,6 @@ export { buildCatalog } from './manifest';
 export {
   kernelToolSpecs,
   loadDomain,
-  SEARCH_ENV,
   searchConfigSchema,
   skillsConfigSchema,
   toolsConfigSchema,

@@ -35,18 +35,12 @@ export const skillsConfigSchema = z
 export const searchConfigSchema = z
   .object({
     /** Longest query accepted, in characters; longer ones are refused with the limit. */
-    max_query_chars: positiveInt.default(1000),
+    max_query_chars: positiveInt.default(1000).meta({ env: 'STOA_SEARCH_MAX_QUERY_CHARS' }),
     /** Longest word (a run of letters and digits) accepted in a query. */
-    max_term_chars: positiveInt.default(64),
+    max_term_chars: positiveInt.default(64).meta({ env: 'STOA_SEARCH_MAX_TERM_CHARS' }),
   })
   .prefault({});
 export type SearchConfig = z.output<typeof searchConfigSchema>;
-
-/** Env overrides for {@link searchConfigSchema}. */
-export const SEARCH_ENV = {
-  STOA_SEARCH_MAX_QUERY_CHARS: 'search.max_query_chars',
-  STOA_SEARCH_MAX_TERM_CHARS: 'search.max_term_chars',
-} as const;
 
 export interface LoadedDomain {
   catalog: DomainCatalog;

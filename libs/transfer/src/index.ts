@@ -2,7 +2,6 @@
 /** `transfer:` and `publishers:` config, env overrides. */
 export {
   publishersConfigSchema,
-  TRANSFER_ENV,
   transferConfigSchema,
   type PublishersConfig,
   type TransferConfig,

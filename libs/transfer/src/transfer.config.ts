@@ -10,9 +10,9 @@ export const MAX_TRANSFER_BYTES = 256 * MiB;
 export const transferConfigSchema = z
   .strictObject({
     /** Lifetime of `/artifacts/…` download links. */
-    link_ttl_seconds: positiveInt.default(3600),
+    link_ttl_seconds: positiveInt.default(3600).meta({ env: 'STOA_LINK_TTL_SECONDS' }),
     /** Key that signs download links (share it across replicas); falls back to sessions.id_signing_key, else random per process. */
-    link_signing_key: z.string().min(16).optional(),
+    link_signing_key: z.string().min(16).optional().meta({ env: 'STOA_LINK_SIGNING_KEY' }),
     /** Largest object a peer transfer sends or accepts (serialised bytes). */
     max_object_bytes: positiveInt.max(MAX_TRANSFER_BYTES).default(MAX_TRANSFER_BYTES),
     /** Seconds the kernel may take to serialise or load an object. */
@@ -58,12 +58,12 @@ const serverPublisherSchema = z.strictObject({
 /** `publishers:` — the `{name}_send` destinations besides `user` and registry peers. */
 export const publishersConfigSchema = z
   .strictObject({
-    local: z.strictObject({ base_dir: z.string() }).optional(),
+    local: z.strictObject({ base_dir: z.string().meta({ env: 'AGORA_LOCAL_PUBLISH_DIR' }) }).optional(),
     blob: z
       .strictObject({
-        connection_string: z.string().optional(),
-        account_url: z.string().url().optional(),
-        container: z.string().min(3).max(63).default('stoa-exports'),
+        connection_string: z.string().optional().meta({ env: 'AZURE_STORAGE_CONNECTION_STRING' }),
+        account_url: z.string().url().optional().meta({ env: 'AZURE_STORAGE_ACCOUNT_URL' }),
+        container: z.string().min(3).max(63).default('stoa-exports').meta({ env: 'AGORA_BLOB_CONTAINER' }),
       })
       .refine(
         (b) => b.connection_string || b.account_url,
@@ -74,16 +74,3 @@ export const publishersConfigSchema = z
   })
   .prefault({});
 export type PublishersConfig = z.output<typeof publishersConfigSchema>;
-
-/** Env overrides for the transfer sections. */
-export const TRANSFER_ENV = {
-  STOA_LINK_TTL_SECONDS: 'transfer.link_ttl_seconds',
-  STOA_LINK_SIGNING_KEY: 'transfer.link_signing_key',
-  AGORA_LOCAL_PUBLISH_DIR: 'publishers.local.base_dir',
-  AZURE_STORAGE_CONNECTION_STRING: 'publishers.blob.connection_string',
-  AZURE_STORAGE_ACCOUNT_URL: 'publishers.blob.account_url',
-  AGORA_BLOB_CONTAINER: 'publishers.blob.container',
-  MCP_BLOB_MAX_CONCURRENCY: 'transfer.blob.max_concurrency',
-  MCP_BLOB_CHUNK_SIZE: 'transfer.blob.chunk_size',
-  MCP_BLOB_MAX_SINGLE_GET: 'transfer.blob.max_single_get',
-} as const;

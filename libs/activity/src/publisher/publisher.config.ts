@@ -14,14 +14,14 @@ export function optionalBaseUrl(example: string) {
 export const activityPublisherConfigSchema = z
   .strictObject({
     /** The activity app's base URL (ACTIVITY_UI_URL, as the reference names it); empty → publishing is off. */
-    url: optionalBaseUrl('http://127.0.0.1:8030'),
+    url: optionalBaseUrl('http://127.0.0.1:8030').meta({ env: 'ACTIVITY_UI_URL' }),
     /**
      * Entra ID: the activity app's application ID URI (ACTIVITY_UI_AUDIENCE); each POST carries a token for
      * `{audience}/.default` from the default Azure credential (the app needs the writer role assigned).
      */
-    audience: z.string().optional(),
+    audience: z.string().optional().meta({ env: 'ACTIVITY_UI_AUDIENCE' }),
     /** No-op mode: the shared secret the activity app expects from writers on loopback (ACTIVITY_UI_SECRET). */
-    secret: z.string().min(16, 'use at least 16 characters').optional(),
+    secret: z.string().min(16, 'use at least 16 characters').optional().meta({ env: 'ACTIVITY_UI_SECRET' }),
     /** Events held while the UI is slow or down; beyond it the oldest are dropped (and counted). */
     queue_size: positiveInt.default(500),
     /** Events per POST. */
@@ -37,10 +37,3 @@ export const activityPublisherConfigSchema = z
   })
   .prefault({});
 export type ActivityPublisherConfig = z.output<typeof activityPublisherConfigSchema>;
-
-/** Env overrides for {@link activityPublisherConfigSchema}. */
-export const ACTIVITY_ENV = {
-  ACTIVITY_UI_URL: 'activity.url',
-  ACTIVITY_UI_AUDIENCE: 'activity.audience',
-  ACTIVITY_UI_SECRET: 'activity.secret',
-} as const;

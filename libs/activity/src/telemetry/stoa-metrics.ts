@@ -18,83 +18,60 @@ export class StoaMetrics {
   private readonly logger = new Logger(StoaMetrics.name);
   private readonly collectors: (() => void | Promise<void>)[] = [];
 
-  readonly toolCalls = new Counter({
-    name: 'stoa_tool_calls_total',
-    help: 'MCP tool calls answered, by tool and outcome (error = the result was flagged isError or the call failed).',
-    labelNames: ['tool', 'outcome'] as const,
-    registers: [this.registry],
-  });
-  readonly toolCallDuration = new Histogram({
-    name: 'stoa_tool_call_duration_seconds',
-    help: 'Time from an MCP tools/call arriving to its result, by tool and outcome.',
-    labelNames: ['tool', 'outcome'] as const,
-    buckets: CALL_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly kernels = new Gauge({
-    name: 'stoa_kernels',
-    help: 'Kernel processes by state: live (all alive), starting (for the warm pool), in_use (serving sessions and batch items).',
-    labelNames: ['state'] as const,
-    registers: [this.registry],
-  });
-  readonly warmPoolReady = new Gauge({
-    name: 'stoa_warm_pool_ready',
-    help: 'Kernels waiting in the warm pool.',
-    registers: [this.registry],
-  });
-  readonly warmPoolTarget = new Gauge({
-    name: 'stoa_warm_pool_target',
-    help: 'Configured warm-pool size (sessions.warm_pool).',
-    registers: [this.registry],
-  });
-  readonly kernelStartDuration = new Histogram({
-    name: 'stoa_kernel_start_duration_seconds',
-    help: 'Time to start a kernel until it is bootstrapped (sandbox, interpreter, tool proxies), by outcome.',
-    labelNames: ['outcome'] as const,
-    buckets: START_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly jobs = new Gauge({
-    name: 'stoa_jobs',
-    help: 'Jobs held (within retention) by kind (background, batch_item) and state.',
-    labelNames: ['kind', 'state'] as const,
-    registers: [this.registry],
-  });
-  readonly batches = new Gauge({
-    name: 'stoa_batches',
-    help: 'Parallel batches held (within retention) by state (active, cancelled).',
-    labelNames: ['state'] as const,
-    registers: [this.registry],
-  });
-  readonly upstreamHealthy = new Gauge({
-    name: 'stoa_upstream_healthy',
-    help: 'Whether an upstream of a connector is connected and healthy (1) or not (0).',
-    labelNames: ['upstream'] as const,
-    registers: [this.registry],
-  });
-  readonly upstreamHopDuration = new Histogram({
-    name: 'stoa_upstream_hop_duration_seconds',
-    help: 'Time of a connector request to an upstream until its answer was relayed, by upstream and outcome.',
-    labelNames: ['upstream', 'outcome'] as const,
-    buckets: CALL_BUCKETS,
-    registers: [this.registry],
-  });
-  readonly rateLimitRejections = new Counter({
-    name: 'stoa_rate_limit_rejections_total',
-    help: 'Tool calls refused by a gateway rate limit, by limit (all = max_calls_per_minute, else the tool_limits pattern).',
-    labelNames: ['limit'] as const,
-    registers: [this.registry],
-  });
-  readonly activityDropped = new Counter({
-    name: 'stoa_activity_events_dropped_total',
-    help: 'Activity events lost by the publisher (queue overflow, failed or timed-out POSTs to the activity app).',
-    registers: [this.registry],
-  });
-  readonly activityQueued = new Gauge({
-    name: 'stoa_activity_events_queued',
-    help: 'Activity events waiting to be sent.',
-    registers: [this.registry],
-  });
+  readonly toolCalls = this.counter(
+    'stoa_tool_calls_total',
+    'MCP tool calls answered, by tool and outcome (error = the result was flagged isError or the call failed).',
+    ['tool', 'outcome'],
+  );
+  readonly toolCallDuration = this.histogram(
+    'stoa_tool_call_duration_seconds',
+    'Time from an MCP tools/call arriving to its result, by tool and outcome.',
+    CALL_BUCKETS,
+    ['tool', 'outcome'],
+  );
+  readonly kernels = this.gauge(
+    'stoa_kernels',
+    'Kernel processes by state: live (all alive), starting (for the warm pool), in_use (serving sessions and batch items).',
+    ['state'],
+  );
+  readonly warmPoolReady = this.gauge('stoa_warm_pool_ready', 'Kernels waiting in the warm pool.');
+  readonly warmPoolTarget = this.gauge('stoa_warm_pool_target', 'Configured warm-pool size (sessions.warm_pool).');
+  readonly kernelStartDuration = this.histogram(
+    'stoa_kernel_start_duration_seconds',
+    'Time to start a kernel until it is bootstrapped (sandbox, interpreter, tool proxies), by outcome.',
+    START_BUCKETS,
+    ['outcome'],
+  );
+  readonly jobs = this.gauge('stoa_jobs', 'Jobs held (within retention) by kind (background, batch_item) and state.', [
+    'kind',
+    'state',
+  ]);
+  readonly batches = this.gauge(
+    'stoa_batches',
+    'Parallel batches held (within retention) by state (active, cancelled).',
+    ['state'],
+  );
+  readonly upstreamHealthy = this.gauge(
+    'stoa_upstream_healthy',
+    'Whether an upstream of a connector is connected and healthy (1) or not (0).',
+    ['upstream'],
+  );
+  readonly upstreamHopDuration = this.histogram(
+    'stoa_upstream_hop_duration_seconds',
+    'Time of a connector request to an upstream until its answer was relayed, by upstream and outcome.',
+    CALL_BUCKETS,
+    ['upstream', 'outcome'],
+  );
+  readonly rateLimitRejections = this.counter(
+    'stoa_rate_limit_rejections_total',
+    'Tool calls refused by a gateway rate limit, by limit (all = max_calls_per_minute, else the tool_limits pattern).',
+    ['limit'],
+  );
+  readonly activityDropped = this.counter(
+    'stoa_activity_events_dropped_total',
+    'Activity events lost by the publisher (queue overflow, failed or timed-out POSTs to the activity app).',
+  );
+  readonly activityQueued = this.gauge('stoa_activity_events_queued', 'Activity events waiting to be sent.');
 
   constructor(labels: { app: string; server: string }) {
     this.registry.setDefaultLabels(labels);
@@ -124,5 +101,22 @@ export class StoaMetrics {
       // A source that cannot answer (database down) leaves its gauges as last seen; the rest still scrape.
       if (r.status === 'rejected') this.logger.warn({ err: (r.reason as Error).message }, 'metrics source failed');
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+
+  private counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return new Counter<L>({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  private gauge<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Gauge<L> {
+    return new Gauge<L>({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  private histogram<L extends string = never>(
+    name: string,
+    help: string,
+    buckets: number[],
+    labelNames: readonly L[] = [],
+  ): Histogram<L> {
+    return new Histogram<L>({ name, help, buckets, labelNames, registers: [this.registry] });
   }
 }

@@ -6,12 +6,12 @@ import { optionalBaseUrl } from '../publisher/publisher.config';
 export const metricsConfigSchema = z
   .strictObject({
     /** Serve `/metrics` (STOA_METRICS_ENABLED). */
-    enabled: boolish.default(true),
+    enabled: boolish.default(true).meta({ env: 'STOA_METRICS_ENABLED' }),
     /**
      * Who may scrape (STOA_METRICS_ACCESS): `admin` — like /admin/v1 (the admin app role; in no-op mode loopback
      * plus the admin token); `loopback` — any caller on this host, no credentials (a local Prometheus agent).
      */
-    access: z.enum(['admin', 'loopback']).default('admin'),
+    access: z.enum(['admin', 'loopback']).default('admin').meta({ env: 'STOA_METRICS_ACCESS' }),
   })
   .prefault({});
 export type MetricsConfig = z.output<typeof metricsConfigSchema>;
@@ -20,17 +20,9 @@ export type MetricsConfig = z.output<typeof metricsConfigSchema>;
 export const tracingConfigSchema = z
   .strictObject({
     /** OTLP/HTTP base URL, e.g. http://127.0.0.1:4318 (OTEL_EXPORTER_OTLP_ENDPOINT); traces go to `{endpoint}/v1/traces`. */
-    endpoint: optionalBaseUrl('http://127.0.0.1:4318'),
+    endpoint: optionalBaseUrl('http://127.0.0.1:4318').meta({ env: 'OTEL_EXPORTER_OTLP_ENDPOINT' }),
     /** `service.name` of the spans (OTEL_SERVICE_NAME); default `stoa-{app}`. */
-    service_name: z.string().min(1).optional(),
+    service_name: z.string().min(1).optional().meta({ env: 'OTEL_SERVICE_NAME' }),
   })
   .prefault({});
 export type TracingConfig = z.output<typeof tracingConfigSchema>;
-
-/** Env overrides for the `metrics:` and `tracing:` sections. */
-export const TELEMETRY_ENV = {
-  STOA_METRICS_ENABLED: 'metrics.enabled',
-  STOA_METRICS_ACCESS: 'metrics.access',
-  OTEL_EXPORTER_OTLP_ENDPOINT: 'tracing.endpoint',
-  OTEL_SERVICE_NAME: 'tracing.service_name',
-} as const;

@@ -14,11 +14,11 @@ const MiB = 1024 * 1024;
 /** Download/upload tuning (reference §2.8: MCP_BLOB_MAX_CONCURRENCY, MCP_BLOB_CHUNK_SIZE, MCP_BLOB_MAX_SINGLE_GET). */
 export const blobTuningSchema = z.strictObject({
   /** Parallel range requests (and block uploads) per transfer. */
-  max_concurrency: positiveInt.default(4),
+  max_concurrency: positiveInt.default(4).meta({ env: 'MCP_BLOB_MAX_CONCURRENCY' }),
   /** Bytes per range request / uploaded block. */
-  chunk_size: positiveInt.default(64 * MiB),
+  chunk_size: positiveInt.default(64 * MiB).meta({ env: 'MCP_BLOB_CHUNK_SIZE' }),
   /** Blobs up to this size are fetched with one GET. */
-  max_single_get: positiveInt.default(64 * MiB),
+  max_single_get: positiveInt.default(64 * MiB).meta({ env: 'MCP_BLOB_MAX_SINGLE_GET' }),
 });
 export type BlobTuning = z.output<typeof blobTuningSchema>;
 
