@@ -1,5 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXECUTOR_MAIN } from '../../../test/support/paths';
 import { startExecutor } from '../../../test/support/executor-process';
@@ -48,6 +51,25 @@ describe('executor lifecycle', () => {
     expect(res.status).not.toBe(0);
     expect(res.stderr).toContain('--allow-unauthenticated-remote');
     expect(res.stderr).toContain('STOA_ALLOW_UNAUTHENTICATED_REMOTE=1');
+  });
+
+  it('refuses a port already in use with exit 2, naming the port and how to choose another', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as { port: number }).port;
+    const res = spawnSync(
+      process.execPath,
+      [EXECUTOR_MAIN, '--config', 'examples/servers/demo/server.yaml', '--port', String(port)],
+      {
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: { ...process.env, STOA_DATA_DIR: mkdtempSync(join(tmpdir(), 'stoa-port-')), STOA_WARM_POOL: '0' },
+      },
+    );
+    taken.close();
+    expect(res.status).toBe(2);
+    expect(res.stderr).toContain(`127.0.0.1:${port} is already in use`);
+    expect(res.stderr).toContain('--port, PORT (connectors also CONNECTOR_PORT) or server.port');
   });
 
   it('reports every bad config key at once and exits non-zero', () => {

@@ -4,7 +4,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import type pino from 'pino';
-import { accessLog } from '@stoa/core';
+import { accessLog, StartupRefusedError } from '@stoa/core';
 import { allowedHostsFor } from './bind';
 import { installHttpBasics } from './http-basics';
 import type { ServerConfig } from './server.config';
@@ -45,6 +45,14 @@ export function serveAdminDocs(app: NestExpressApplication, title: string): void
 
 /** Listens on the configured address; the base URL with `[::1]` written as 127.0.0.1. */
 export async function listenOn(app: NestExpressApplication, server: ServerConfig): Promise<string> {
-  await app.listen(server.port, server.host);
+  try {
+    await app.listen(server.port, server.host);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    throw new StartupRefusedError(
+      `${server.host}:${server.port} is already in use (another Stoa app or another program listens there). ` +
+        'Stop it, or choose a free port: --port, PORT (connectors also CONNECTOR_PORT) or server.port in the YAML.',
+    );
+  }
   return (await app.getUrl()).replace('[::1]', '127.0.0.1');
 }
