@@ -1,0 +1,1 @@
+"""Domain functions of the {{name}} server (one module per tool, see tools.yaml)."""
