@@ -1,0 +1,124 @@
+import { Logger } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
+import type { Principal } from '@stoa/core';
+import {
+  type CacheHint,
+  type McpResource,
+  type McpResourceTemplate,
+  type ReadResult,
+  type ResourceProvider,
+  type SkillEntry,
+  type SkillProvider,
+} from '@stoa/mcp';
+import type { Upstream } from './upstream';
+import type { UpstreamPool } from './upstream-pool';
+import { upstreamRequest } from './upstream-requests';
+
+const PRIVATE_NOW: CacheHint = { ttlMs: 0, cacheScope: 'private' };
+/** Aggregated listings change when an upstream comes or goes: shareable, briefly. */
+const SHARED_BRIEFLY: CacheHint = { ttlMs: 60_000, cacheScope: 'public' };
+const MAX_PAGES = 20;
+const logger = new Logger('UpstreamResources');
+
+/**
+ * The resources and skills of every healthy upstream, for the caller, served by a connector. Listings are the
+ * upstreams' listings joined (an upstream that fails drops out); a URI goes back to the upstream that owns it —
+ * the one whose server name is the URI's authority (`artifact://{server}/…`, `skill://{server}/…`), else the one
+ * that listed it — and is answered there with the caller's own identity, so ownership is checked where the data
+ * is and someone else's URI gets the upstream's unknown-URI answer. A URI no upstream owns gets the same answer.
+ */
+export class UpstreamResources implements ResourceProvider {
+  readonly cache = { list: PRIVATE_NOW, templates: SHARED_BRIEFLY };
+  /** URIs seen in listings of upstreams whose URIs do not carry their server name (plain MCP servers). */
+  private readonly listedAt = new LRUCache<string, string>({ max: 10_000 });
+
+  constructor(private readonly pool: UpstreamPool) {}
+
+  async list(principal: Principal): Promise<McpResource[]> {
+    const lists = await this.each('resources/list', principal, (r) => r.resources as McpResource[] | undefined);
+    return lists.flatMap(({ upstream, items }) => {
+      for (const r of items)
+        if (authorityOf(r.uri) !== upstream.catalog?.serverName) this.listedAt.set(r.uri, upstream.name);
+      return items;
+    });
+  }
+
+  async templates(principal: Principal): Promise<McpResourceTemplate[]> {
+    const lists = await this.each(
+      'resources/templates/list',
+      principal,
+      (r) => r.resourceTemplates as McpResourceTemplate[] | undefined,
+    );
+    return lists.flatMap((l) => l.items);
+  }
+
+  async read(principal: Principal, uri: string): Promise<ReadResult | undefined> {
+    const upstream = this.owner(uri);
+    if (!upstream) return undefined;
+    const r = await upstreamRequest(this.pool, upstream, principal, 'resources/read', { uri }, uri);
+    return { contents: (r.contents ?? []) as ReadResult['contents'], cache: hintOf(r) };
+  }
+
+  /** The skills half: `skills/list` joined over the upstreams, `skills/get` routed like a read. */
+  readonly skills: SkillProvider = {
+    cache: SHARED_BRIEFLY,
+    list: async (principal) =>
+      (await this.each('skills/list', principal, (r) => r.skills as SkillEntry[] | undefined)).flatMap((l) => l.items),
+    get: async (principal, uri) => {
+      const upstream = this.owner(uri);
+      if (!upstream) return undefined; // answered like an unknown skill of an upstream
+      const r = await upstreamRequest(this.pool, upstream, principal, 'skills/get', { uri });
+      return r.skill as SkillEntry | undefined;
+    },
+  };
+
+  private owner(uri: string): Upstream | undefined {
+    const authority = authorityOf(uri);
+    const healthy = this.pool.upstreams().filter((u) => u.healthy);
+    const named = healthy.find((u) => u.catalog?.serverName === authority);
+    if (named) return named;
+    const listed = this.listedAt.get(uri);
+    return listed === undefined ? undefined : healthy.find((u) => u.name === listed);
+  }
+
+  /** `method` on every healthy upstream at once (each paged to its end); failing upstreams are left out. */
+  private async each<T>(
+    method: string,
+    principal: Principal,
+    items: (result: Record<string, unknown>) => T[] | undefined,
+  ): Promise<{ upstream: Upstream; items: T[] }[]> {
+    const healthy = this.pool.upstreams().filter((u) => u.healthy);
+    const settled = await Promise.allSettled(
+      healthy.map(async (upstream) => {
+        const out: T[] = [];
+        let cursor: string | undefined;
+        for (let page = 0; page < MAX_PAGES; page++) {
+          const r = await upstreamRequest(this.pool, upstream, principal, method, cursor ? { cursor } : {});
+          out.push(...(items(r) ?? []));
+          cursor = typeof r.nextCursor === 'string' && r.nextCursor ? r.nextCursor : undefined;
+          if (!cursor) break;
+        }
+        return { upstream, items: out };
+      }),
+    );
+    return settled.flatMap((s, i) => {
+      if (s.status === 'fulfilled') return [s.value];
+      logger.debug({ upstream: healthy[i]?.name, method, err: (s.reason as Error).message }, 'upstream left out');
+      return [];
+    });
+  }
+}
+
+/** The authority of `scheme://authority/…`, or undefined. */
+function authorityOf(uri: string): string | undefined {
+  return /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)/.exec(uri)?.[1];
+}
+
+/** The upstream's own cache hint of a read (2026-07-28 upstreams give one), else private and stale. */
+function hintOf(r: Record<string, unknown>): CacheHint {
+  const ttl = r.ttlMs;
+  const scope = r.cacheScope;
+  return typeof ttl === 'number' && ttl >= 0 && (scope === 'public' || scope === 'private')
+    ? { ttlMs: ttl, cacheScope: scope }
+    : PRIVATE_NOW;
+}
