@@ -2,13 +2,14 @@ import 'reflect-metadata';
 import type { LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import pino from 'pino';
-import { createHttpApp, listenOn, refuseOpenNoopBind, serveAdminDocs, noopPrincipal } from '@stoa/auth';
+import { refuseOpenNoopBind, noopPrincipal } from '@stoa/auth';
 import { parseCli } from '@stoa/config';
 import { closeOnSignals, refuseStartOn, runMain, StartupRefusedError, startupLogger } from '@stoa/core';
 import { serveMcpStdio } from '@stoa/mcp';
 import { loadSquareSettings } from './square.config';
 import { SquareModule } from './square.module';
 import { SquareMcpService } from './square-mcp.service';
+import { createSquareApp } from './square.bootstrap';
 
 const USAGE = `Usage: node dist/apps/square/main.js [--config <square.yaml>] [--host H] [--port P] [--stdio]
        [--allow-unauthenticated-remote]
@@ -19,7 +20,7 @@ runMain('Square', async () => {
   const cli = parseCli(USAGE, ['stdio']);
   if (cli.help) return void process.stdout.write(`${USAGE}\n`);
   const settings = refuseStartOn(() => loadSquareSettings(cli.file, cli.overrides, process.env));
-  const { server, name, auth } = settings.config;
+  const { name, auth } = settings.config;
   if (cli.flags.stdio) {
     // stdout carries the protocol: nothing else may write there.
     if (auth.mode === 'entra')
@@ -37,10 +38,9 @@ runMain('Square', async () => {
   }
   const logger = startupLogger('stoa-square', 'sync');
   refuseOpenNoopBind(settings.config);
-  const app = await createHttpApp(SquareModule.forRoot(settings), { logger, server });
-  serveAdminDocs(app, `Stoa square '${name}' admin API`);
-  closeOnSignals(logger, () => app.close());
-  const url = await listenOn(app, server);
+  const { listen, close } = await createSquareApp(settings, logger);
+  closeOnSignals(logger, close);
+  const url = await listen();
   logger.info(
     {
       square: name,

@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
 import { auditConfigSchema } from '@stoa/audit';
-import { ConfigError, dataDirField, loadConfig, serverName } from '@stoa/config';
+import { ConfigError, dataDirField, loadConfig, serverName, type ConfigSource } from '@stoa/config';
 import {
   boardConfigSchema,
   chatConfigSchema,
@@ -49,7 +49,7 @@ export interface SquareSettings {
 
 /** Loads square.yaml (+ env + CLI overrides); the port defaults to 8040. */
 export function loadSquareSettings(
-  file: string | undefined,
+  file: ConfigSource,
   overrides: Record<string, unknown>,
   env: NodeJS.ProcessEnv,
 ): SquareSettings {

@@ -7,6 +7,8 @@ import { LoggingModule } from '@stoa/core';
 import { PersistenceModule } from '@stoa/persistence';
 import { AdminController } from './admin.controller';
 import { HealthController } from './health.controller';
+import { LiveController } from './live/live.controller';
+import { LiveFeed } from './live/live-feed.service';
 import { McpController } from './mcp.controller';
 import type { SquareSettings } from './square.config';
 import { SquareMcpService } from './square-mcp.service';
@@ -34,8 +36,8 @@ export class SquareModule {
         AuditModule.forRoot(c.audit),
         CoordinationModule.forRoot(s.coordination),
       ],
-      controllers: opts.http ? [HealthController, McpController, AdminController] : [],
-      providers: [{ provide: SQUARE_SETTINGS, useValue: s }, SquareMcpService],
+      controllers: opts.http ? [HealthController, McpController, AdminController, LiveController] : [],
+      providers: [{ provide: SQUARE_SETTINGS, useValue: s }, SquareMcpService, ...(opts.http ? [LiveFeed] : [])],
     };
   }
 }

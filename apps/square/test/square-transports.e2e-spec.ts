@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN } from '../../../test/support/admin';
 import { type AppProcess, shutDown, spawnApp } from '../../../test/support/app-process';
 import { freePort } from '../../../test/support/ports';
-import { startRouter, type RunningRouter } from '../../../test/support/router-process';
+import { startRouter, until, type RunningRouter } from '../../../test/support/router-process';
 import { pySquareAgent, SQUARE_MAIN, startSquare } from '../../../test/support/square-process';
 import { devToken, v2Client, type TestClient } from '../../../test/support/ts-clients';
 
@@ -84,5 +84,26 @@ describe('a router lists a square as an upstream', () => {
     expect(catalog.mcp_tools.map((t) => t.name)).toEqual(
       expect.arrayContaining(['register', 'chat_await_update', 'lock_acquire']),
     );
+  });
+
+  it('indexes the square’s MCP tools in the router’s search; a hit is called by its name through the router', async () => {
+    const found = (await alice.call('search_lab_tools', { query: 'wait until new messages arrive', top: 3 })).json
+      .tools as { name: string; server_name: string; to_access: string }[];
+    expect(found[0]).toMatchObject({
+      name: 'chat_await_update',
+      server_name: 'square',
+      to_access: 'Call via chat_await_update',
+    });
+    const waited = alice.call('chat_await_update', { channel: '#found', timeout: 10, nmsg: 1 });
+    await until('the wait at the square', async () => {
+      const w = (await (await fetch(`${square.url}/admin/v1/square/waiters`, { headers: ADMIN })).json()) as {
+        waiters: Record<string, number>;
+      };
+      return w.waiters['#found'] ? true : undefined;
+    });
+    await alice.call('chat_post_message', { channel: '#found', content: 'woken through the router' });
+    const r = await waited;
+    expect(r.isError).toBe(false);
+    expect(r.json.messages).toEqual([expect.objectContaining({ content: 'woken through the router' })]);
   });
 });

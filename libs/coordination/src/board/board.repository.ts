@@ -13,9 +13,12 @@ export class BoardRepository {
     private readonly tx: Transactions,
   ) {}
 
-  /** Runs `fn` with the key's current entry inside a transaction. */
+  /**
+   * Runs `fn` with the key's current entry inside a transaction that no other writer of the key overlaps (on any
+   * replica), so racing puts queue instead of colliding on the next version.
+   */
   write<T>(key: string, fn: (current: BoardEntryEntity | undefined, em: EntityManager) => Promise<T>): Promise<T> {
-    return this.tx.run(async (em) => {
+    return this.tx.runSerialised('square_board', key, async (em) => {
       const current = await em.findOne(BoardEntryEntity, { where: { key }, order: { version: 'DESC' } });
       return fn(current ?? undefined, em);
     });

@@ -74,7 +74,8 @@ export class BoardService {
         this.bus.publish({ type: 'board.updated', key, version: row.version, agent_id: agentId });
         return { key, version: row.version, updated_at: boardView(row).updated_at };
       } catch (err) {
-        // Another replica wrote this version first: an unconditional put retries on top of it.
+        // Writers of one key take turns (BoardRepository.write); a clash is left only from another process on
+        // the same SQLite file: an unconditional put retries on top of it.
         if (!isUniqueViolation(err)) throw err;
         const now = await this.repo.find(key);
         if (p.expected_version !== undefined || attempt >= 5)

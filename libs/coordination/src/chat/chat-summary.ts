@@ -24,6 +24,12 @@ export async function llmSummary(c: ChatConfig, messages: MessageView[]): Promis
       ],
     }),
     signal: AbortSignal.timeout(c.llm_timeout_seconds * 1000),
+  }).catch((err: Error) => {
+    if (err.name === 'TimeoutError')
+      throw new Error(`the LLM endpoint did not answer within ${c.llm_timeout_seconds} s`);
+    throw new Error(
+      `the LLM endpoint could not be reached (${(err.cause as Error | undefined)?.message ?? err.message})`,
+    );
   });
   if (!res.ok) throw new Error(`the LLM endpoint answered HTTP ${res.status}`);
   const body = (await res.json()) as { choices?: { message?: { content?: unknown } }[] };

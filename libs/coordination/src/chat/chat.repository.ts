@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { Repository } from 'typeorm';
+import { LRUCache } from 'lru-cache';
+import type { EntityManager, Repository } from 'typeorm';
 import { ChannelEntity, MessageEntity } from '../coordination.entities';
 import { type ChannelView, iso, type MessageView } from '../coordination.types';
 import { Transactions } from '../coordination.tx';
@@ -20,9 +21,14 @@ export interface ReadQuery {
   order: 'asc' | 'desc';
 }
 
+/** What a post needs of its channel: channels are never renamed or deleted, so this is cached. */
+export type ChannelRef = Pick<ChannelEntity, 'id' | 'name'>;
+
 /** The only code touching `square_channels` and `square_messages`. */
 @Injectable()
 export class ChatRepository {
+  private readonly refs = new LRUCache<string, ChannelRef>({ max: 5_000 });
+
   constructor(
     @InjectRepository(ChannelEntity) private readonly channels: Repository<ChannelEntity>,
     @InjectRepository(MessageEntity) private readonly messages: Repository<MessageEntity>,
@@ -33,12 +39,21 @@ export class ChatRepository {
     return (await this.channels.findOneBy({ name })) ?? undefined;
   }
 
+  /** The channel's id (cached: a post looks it up without a query once the channel is known). */
+  async channelRef(name: string): Promise<ChannelRef | undefined> {
+    const hit = this.refs.get(name);
+    if (hit) return hit;
+    const row = await this.channels.findOne({ where: { name }, select: { id: true, name: true } });
+    if (row) this.refs.set(name, { id: row.id, name: row.name });
+    return row ?? undefined;
+  }
+
   countChannels(): Promise<number> {
     return this.channels.count();
   }
 
   /** Creates the channel unless it exists (concurrent creators get the same row). */
-  async ensureChannel(name: string, topic: string | null): Promise<ChannelEntity> {
+  async ensureChannel(name: string, topic: string | null): Promise<ChannelRef> {
     const row = Object.assign(new ChannelEntity(), {
       id: randomUUID(),
       name,
@@ -48,39 +63,57 @@ export class ChatRepository {
       lastActivityAt: null,
     });
     await this.channels.createQueryBuilder().insert().into(ChannelEntity).values(row).orIgnore().execute();
-    return (await this.findChannel(name)) as ChannelEntity;
+    return (await this.channelRef(name)) as ChannelRef;
   }
 
   /**
    * Appends one message: the channel's counter is bumped and read in the same transaction, so concurrent posts
-   * (on any replica) get consecutive, unique sequence numbers and a stable order.
+   * (on any replica) get consecutive, unique sequence numbers and a stable order. Two statements: the counter
+   * bump returns the new count (RETURNING, on both databases), and the insert reads nothing back.
    */
-  append(channel: ChannelEntity, m: NewMessage): Promise<MessageView> {
+  append(channel: ChannelRef, m: NewMessage): Promise<MessageView> {
     return this.tx.run(async (em) => {
       const now = Date.now();
-      await em
-        .createQueryBuilder()
-        .update(ChannelEntity)
-        .set({ messageCount: () => 'message_count + 1', lastActivityAt: now })
-        .where('id = :id', { id: channel.id })
-        .execute();
-      const { messageCount } = await em.findOneOrFail(ChannelEntity, {
-        where: { id: channel.id },
-        select: { id: true, messageCount: true },
-      });
+      const seq = await this.bumpCount(em, channel.id, now);
       const row = Object.assign(new MessageEntity(), {
         id: randomUUID(),
         channelId: channel.id,
-        seq: messageCount,
+        seq,
         ...m,
         createdAt: now,
       });
-      await em.insert(MessageEntity, row);
+      await em
+        .createQueryBuilder()
+        .insert()
+        .into(MessageEntity)
+        .values(row)
+        .updateEntity(false)
+        .callListeners(false)
+        .execute();
       return messageView(row, channel.name);
     });
   }
 
-  async read(channel: ChannelEntity, q: ReadQuery): Promise<MessageView[]> {
+  /** `message_count + 1` for the channel, returning the new count. */
+  private async bumpCount(em: EntityManager, channelId: string, now: number): Promise<number> {
+    const { driver } = em.connection;
+    const table = em.connection
+      .getMetadata(ChannelEntity)
+      .tablePath.split('.')
+      .map((part) => driver.escape(part))
+      .join('.');
+    const [at, id] = driver.options.type === 'postgres' ? ['$1', '$2'] : ['?', '?'];
+    const result = await em.queryRunner!.query(
+      `UPDATE ${table} SET message_count = message_count + 1, last_activity_at = ${at} WHERE id = ${id} RETURNING message_count`,
+      [now, channelId],
+      true,
+    );
+    const count = (result.records as { message_count: number | string }[])[0]?.message_count;
+    if (count === undefined) throw new Error(`channel ${channelId} vanished while posting`);
+    return Number(count);
+  }
+
+  async read(channel: ChannelRef, q: ReadQuery): Promise<MessageView[]> {
     if (q.limit <= 0) return [];
     const qb = this.messages.createQueryBuilder('m').where('m.channel_id = :c', { c: channel.id });
     if (q.sinceMs !== undefined) qb.andWhere('m.created_at >= :since', { since: q.sinceMs });
@@ -101,7 +134,7 @@ export class ChatRepository {
 
   /** Message count, distinct authors and time span since `sinceMs` (statistics of chat_summarize_channel). */
   async stats(
-    channel: ChannelEntity,
+    channel: ChannelRef,
     sinceMs?: number,
   ): Promise<{ count: number; participants: string[]; first: number | null; last: number | null }> {
     const qb = this.messages.createQueryBuilder('m').where('m.channel_id = :c', { c: channel.id });

@@ -117,7 +117,7 @@ export class ChatService implements OnModuleInit, OnApplicationShutdown {
   /** Appends a checked post (or one of the square's own announcements, which no agent limit applies to). */
   private async append(agentId: string, p: PostInput): Promise<MessageView> {
     const channel = checkChannel(p.channel);
-    let row = await this.repo.findChannel(channel);
+    let row = await this.repo.channelRef(channel);
     if (!row) {
       if ((await this.repo.countChannels()) >= this.opts.chat.max_channels)
         throw new ChannelLimitError(
@@ -141,7 +141,7 @@ export class ChatService implements OnModuleInit, OnApplicationShutdown {
     const limit = q.limit ?? 3;
     if (!Number.isInteger(limit) || limit < 0 || limit > 1000)
       throw new ValidationError('limit must be a whole number from 0 to 1000.', fix('Pass limit between 0 and 1000.'));
-    const row = await this.repo.findChannel(checkChannel(q.channel));
+    const row = await this.repo.channelRef(checkChannel(q.channel));
     if (!row) return [];
     return this.repo.read(row, { sinceMs: sinceMs(q.since), limit, order: q.order ?? 'desc' });
   }
@@ -157,7 +157,7 @@ export class ChatService implements OnModuleInit, OnApplicationShutdown {
 
   /** `chat_summarize_channel`: statistics always; an LLM summary when configured (statistics on failure). */
   async summarize(channel: string, since?: string) {
-    const row = await this.repo.findChannel(checkChannel(channel));
+    const row = await this.repo.channelRef(checkChannel(channel));
     if (!row)
       throw new ChannelNotFoundError(
         `Channel '${clip(channel, 100)}' does not exist.`,

@@ -1,0 +1,12 @@
+import type pino from 'pino';
+import { createHttpApp, serveAdminDocs, serverApp, type ServerApp } from '@stoa/auth';
+import type { SquareSettings } from './square.config';
+import { SquareModule } from './square.module';
+
+/** The square's Nest app (HTTP, both eras) with its admin docs, not yet listening. */
+export async function createSquareApp(settings: SquareSettings, logger: pino.Logger): Promise<ServerApp> {
+  const { server, name } = settings.config;
+  const app = await createHttpApp(SquareModule.forRoot(settings), { logger, server });
+  serveAdminDocs(app, `Stoa square '${name}' admin API`);
+  return serverApp(app, server);
+}
