@@ -1,23 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { Public } from '@stoa/auth';
+import { Public, StaticPage } from '@stoa/auth';
 import { NotFoundError, StartupRefusedError } from '@stoa/core';
 import type { ActivityConfig } from './activity.config';
 import { ACTIVITY_CONFIG } from './activity.tokens';
-
-/** Scripts and styles only from this origin, never inline; figures as same-origin images or data URLs; no framing. */
-export const DASHBOARD_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
 
 const FILES: Record<string, string> = {
   'index.html': 'text/html; charset=utf-8',
@@ -29,33 +17,22 @@ const FILES: Record<string, string> = {
 @Public()
 @Controller()
 export class DashboardController {
-  private readonly files = new Map<string, Buffer>();
+  private readonly page: StaticPage;
 
   constructor(@Inject(ACTIVITY_CONFIG) config: ActivityConfig) {
-    const dir = dashboardDir(config.dashboard_dir);
-    for (const name of Object.keys(FILES)) this.files.set(name, readFileSync(join(dir, name)));
+    this.page = new StaticPage(dashboardDir(config.dashboard_dir), FILES);
   }
 
   @Get()
   index(@Res() res: Response): void {
-    this.send(res, 'index.html');
+    this.page.send(res, 'index.html');
   }
 
   @Get('static/:file')
   asset(@Param('file') file: string, @Res() res: Response): void {
-    if (!this.files.has(file) || file === 'index.html')
+    if (!this.page.has(file) || file === 'index.html')
       throw new NotFoundError(`No dashboard file ${file.slice(0, 100)}.`);
-    this.send(res, file);
-  }
-
-  private send(res: Response, name: string): void {
-    res.setHeader('Content-Type', FILES[name] as string);
-    res.setHeader('Content-Security-Policy', DASHBOARD_CSP);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    res.setHeader('Referrer-Policy', 'no-referrer');
-    res.setHeader('X-Frame-Options', 'DENY');
-    res.setHeader('Cache-Control', 'no-cache');
-    res.end(this.files.get(name));
+    this.page.send(res, file);
   }
 }
 

@@ -58,6 +58,12 @@ export class SseClient {
     this.write(frameOf(e));
   }
 
+  /** Several events in one write (a stored batch: one syscall per client, not one per event). */
+  events(es: readonly FeedEvent[]): void {
+    if (es.length === 1) this.event(es[0] as FeedEvent);
+    else if (es.length) this.write(es.map(frameOf).join(''), es.length);
+  }
+
   /** A named event without id (ping, replayed, token_expired). */
   signal(name: string, data = ''): void {
     this.write(`event: ${name}\ndata: ${data}\n\n`);
@@ -69,11 +75,12 @@ export class SseClient {
     this.res.end();
   }
 
-  private write(chunk: string): void {
+  /** Writes `chunk` (`events` events of it count towards the limit once the socket is draining). */
+  private write(chunk: string, events = 1): void {
     if (this.closed) return;
     const flushed = this.res.write(chunk);
     if (flushed) return;
-    this.behind++;
+    this.behind += events;
     if (this.behind > this.limits.maxBehindEvents || this.res.writableLength > this.limits.maxBufferedBytes) {
       this.dropped = true;
       this.closed = true;

@@ -76,11 +76,9 @@ export class StreamController {
       client.close();
     };
     unsubscribe = this.hub.subscribe((events) => {
-      for (const e of events) {
-        if (!canRead(reader, e)) continue;
-        if (!held) client.event(e);
-        else if (held.push(e) > s.client_buffer_events) client.close();
-      }
+      const mine = events.filter((e) => canRead(reader, e));
+      if (!held) client.events(mine);
+      else if (held.push(...mine) > s.client_buffer_events) client.close();
       if (!client.open) stop();
     });
     timers.ping = setInterval(() => client.signal('ping'), s.heartbeat_seconds * 1000);
@@ -96,11 +94,11 @@ export class StreamController {
     try {
       const replay = await this.store.recent(reader, { ...this.window(), afterId: lastId });
       const sent = new Set(replay.map((e) => e.id));
-      for (const e of replay) client.event(e);
+      client.events(replay);
       client.signal('replayed', JSON.stringify({ count: replay.length }));
       const pending = held;
       held = undefined;
-      for (const e of pending) if (!sent.has(e.id)) client.event(e);
+      client.events(pending.filter((e) => !sent.has(e.id)));
     } catch {
       stop();
     }

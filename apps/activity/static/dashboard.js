@@ -197,7 +197,7 @@
     l.count++;
     l.servers.add(e.server);
     l.last = Math.max(l.last, e.timestamp || 0);
-    l.meta.textContent = `${[...l.servers].join(', ')} · ${l.user || 'unknown user'} · ${l.count} events`;
+    l.meta.textContent = `${[...l.servers].join(', ')} · ${l.user || 'unknown user'} · ${l.count} event${l.count === 1 ? '' : 's'}`;
     // Lanes ordered by most recent activity.
     const main = $('lanes');
     if (main.firstElementChild !== l.el) main.prepend(l.el);
@@ -234,7 +234,7 @@
       }
       l.el.classList.toggle('hidden', !any);
     }
-    $('stats').textContent = `${shown} / ${seen.size} events · ${servers.size} servers`;
+    $('stats').textContent = `${shown} / ${seen.size} events · ${servers.size} server${servers.size === 1 ? '' : 's'}`;
   }
 
   /** Credentials from the URL fragment (never sent to a server or logged): #bearer=<token> or #admin=<admin token>. */

@@ -1,5 +1,3 @@
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -8,12 +6,10 @@ import {
   TEST_WRITER_SECRET,
   type RunningActivity,
 } from '../../../test/support/activity';
-import { chromiumAvailable, launchChromium } from '../../../test/support/browser';
+import { chromiumAvailable, launchChromium, screenshotAndOrigins } from '../../../test/support/browser';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
-import { ROOT } from '../../../test/support/paths';
 import { v2Client, type TestClient } from '../../../test/support/ts-clients';
 
-const ARTIFACTS = join(ROOT, 'test-artifacts');
 const XSS = `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>`;
 
 // chromiumAvailable() throws under STOA_REQUIRE_SERVICES=1 when Chromium is missing, and says why it skips otherwise.
@@ -96,12 +92,8 @@ describe.runIf(chromiumAvailable())('activity dashboard in Chromium', () => {
   });
 
   it('loads nothing from outside and runs no page errors; keeps a screenshot', async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: join(ARTIFACTS, 'activity-dashboard.png'), fullPage: true });
-    const origins = await page.evaluate<string[]>(
-      "performance.getEntriesByType('resource').map((r) => new URL(r.name).origin)",
-    );
-    expect(new Set(origins)).toEqual(new Set([new URL(activity.url).origin]));
+    const origins = await screenshotAndOrigins(page, 'activity-dashboard.png');
+    expect(origins).toEqual(new Set([new URL(activity.url).origin]));
     expect(pageErrors).toEqual([]);
   });
 });

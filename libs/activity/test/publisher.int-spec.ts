@@ -12,7 +12,7 @@ interface Receiver {
 }
 
 /** A real HTTP receiver standing in for the activity app's POST /events. */
-async function receiver(): Promise<Receiver> {
+async function receiver(port = 0): Promise<Receiver> {
   const batches: Receiver['batches'] = [];
   const waiters: (() => void)[] = [];
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -24,11 +24,11 @@ async function receiver(): Promise<Receiver> {
       waiters.splice(0).forEach((w) => w());
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  const bound = (server.address() as { port: number }).port;
   const count = () => batches.reduce((n, b) => n + b.events.length, 0);
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${bound}`,
     batches,
     received: (n) =>
       new Promise<void>((resolve) => {
@@ -100,20 +100,68 @@ describe('ActivityPublisher', () => {
     expect(p.stats()).toMatchObject({ published: 10_000, sent: 0, dropped: 10_000, queued: 0 });
   });
 
-  it('counts a refused connection as dropped and keeps going once the receiver is back', async () => {
+  it('counts a refused connection as dropped, does not wait out the back-off in flush, and resumes', async () => {
     const r = await receiver();
-    const url = r.url;
+    const { url } = r;
     await r.close(); // nothing listens on that port now
-    const p = new ActivityPublisher(config({ url, retry_delay_ms: 50 }), 'demo');
+    const p = new ActivityPublisher(config({ url, retry_delay_ms: 50, retry_max_delay_ms: 50 }), 'demo');
+    cleanups.push(() => p.onApplicationShutdown());
     p.publish({ type: 'skill_loaded', skill_name: 'lost' });
     await p.flush();
-    expect(p.dropped).toBe(1);
-    const back = await receiver();
+    expect(p.stats()).toMatchObject({ published: 1, sent: 0, dropped: 1 });
+    const back = await receiver(Number(new URL(url).port));
     cleanups.push(back.close);
-    const q = new ActivityPublisher(config({ url: back.url }), 'demo');
-    q.publish({ type: 'skill_loaded', skill_name: 'kept' });
+    p.publish({ type: 'skill_loaded', skill_name: 'kept' });
     await back.received(1);
     expect(back.batches[0]!.events[0]).toMatchObject({ skill_name: 'kept' });
+  });
+
+  it('backs off after failures, doubling up to the cap, and starts again from the short delay once it works', async () => {
+    const attempts: number[] = [];
+    let answer = false;
+    const delivered: string[] = [];
+    const waiters = new Set<() => void>();
+    const when = (pred: () => boolean) =>
+      new Promise<void>((resolve) => {
+        const w = () => pred() && (waiters.delete(w), resolve());
+        waiters.add(w);
+        w();
+      });
+    const server = createServer((req, res) => {
+      attempts.push(performance.now());
+      waiters.forEach((w) => w());
+      if (!answer) return void req.socket.destroy(); // a broken activity app: the POST fails
+      let body = '';
+      req.on('data', (d: Buffer) => (body += d.toString()));
+      req.on('end', () => {
+        for (const e of (JSON.parse(body) as { events: { description: string }[] }).events)
+          delivered.push(e.description);
+        res.end('{}');
+        waiters.forEach((w) => w());
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const p = new ActivityPublisher(config({ url, retry_delay_ms: 100, retry_max_delay_ms: 200 }), 'demo');
+    cleanups.push(() => p.onApplicationShutdown());
+    // A steady trickle of events (a busy executor) while the app keeps failing: six attempts, not one per event.
+    let n = 0;
+    const trickle = setInterval(() => p.publish({ type: 'tool_search', description: `q${n++}` }), 5);
+    await when(() => attempts.length >= 6);
+    clearInterval(trickle);
+    const gaps = attempts.slice(1).map((t, i) => t - attempts[i]!);
+    expect(gaps[0]).toBeGreaterThanOrEqual(95); // the first wait: retry_delay_ms
+    expect(gaps[1]).toBeGreaterThanOrEqual(190); // doubled
+    // Capped at 200 ms (uncapped, the fourth and fifth waits would be 800 and 1600 ms).
+    expect(Math.max(...gaps.slice(2))).toBeLessThan(750);
+    expect(p.stats().sent).toBe(0);
+    expect(p.stats().dropped).toBeGreaterThan(0);
+    answer = true;
+    p.publish({ type: 'tool_search', description: 'after' });
+    await when(() => delivered.includes('after'));
+    await p.flush(); // the POST's answer is read after the receiver recorded its events
+    expect(p.stats().sent).toBeGreaterThan(0);
   });
 
   it('caps the displays of one event and clips long text, keeping head and tail', async () => {

@@ -28,8 +28,13 @@ export const activityPublisherConfigSchema = z
     batch_size: positiveInt.default(50),
     /** A POST that takes longer is abandoned and its events dropped. */
     timeout_ms: positiveInt.default(2000),
-    /** After a failed POST, the next one waits this long (events keep queueing, oldest dropped). */
+    /**
+     * After a failed POST, the next one waits this long, doubling with each further failure up to
+     * `retry_max_delay_ms` (events keep queueing, oldest dropped); a success resets it.
+     */
     retry_delay_ms: positiveInt.default(1000),
+    /** Longest wait between POSTs while the activity app keeps failing. */
+    retry_max_delay_ms: positiveInt.default(30_000),
     /** Largest total size of an event's displays (figures); larger ones are replaced by a note. */
     max_display_bytes: positiveInt.default(2 * 1024 * 1024),
     /** Largest stdout/stderr/code text per event field (characters); longer text keeps head and tail. */

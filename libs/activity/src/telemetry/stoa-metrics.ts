@@ -35,7 +35,10 @@ export class StoaMetrics {
     ['state'],
   );
   readonly warmPoolReady = this.gauge('stoa_warm_pool_ready', 'Kernels waiting in the warm pool.');
-  readonly warmPoolTarget = this.gauge('stoa_warm_pool_target', 'Configured warm-pool size (sessions.warm_pool).');
+  readonly warmPoolTarget = this.gauge(
+    'stoa_warm_pool_target',
+    'Kernels the warm pool keeps ready now: sessions.warm_pool, raised after bursts up to sessions.warm_pool_max.',
+  );
   readonly kernelStartDuration = this.histogram(
     'stoa_kernel_start_duration_seconds',
     'Time to start a kernel until it is bootstrapped (sandbox, interpreter, tool proxies), by outcome.',
