@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { isAppError, isPyIdentifier, type Principal } from '@stoa/core';
+import { isAppError, isPyIdentifier, tokenlessPrincipal, type Principal } from '@stoa/core';
 import { SessionService, type SessionRuntime } from '@stoa/sessions';
 import type { ArtifactLinks } from '../artifacts/artifact-links';
-import { type Destination, publishBlob, publishLocal, publishPeer } from './destinations';
+import type { Destination } from './destinations';
 import { checkRelativeName, openKernelFile, type OpenedFile, unlinkKernelFile } from '../files/safe-files';
 import { TransferLog } from '../log/transfer-log.service';
 import { TRANSFER_SETTINGS, type TransferSettings } from '../transfer.settings';
@@ -54,6 +54,18 @@ export class SendService {
   /** Destination names in the reference's order: registered publishers first, then registry peers. */
   destinationNames(): string[] {
     return this.runtime.destinations.map((d) => d.name);
+  }
+
+  /** The kinds of destination configured (decides which `{name}_send` parameters apply). */
+  destinationKinds(): Set<Destination['kind']> {
+    return new Set(this.runtime.destinations.map((d) => d.kind));
+  }
+
+  /** The embedding's own destinations, for the tool description. */
+  customDestinations(): { name: string; description?: string }[] {
+    return this.runtime.destinations.flatMap((d) =>
+      d.kind === 'custom' ? [{ name: d.name, description: d.publisher.description }] : [],
+    );
   }
 
   async send(principal: Principal, input: SendInput, transportSessionId?: string): Promise<SendResult> {
@@ -210,29 +222,29 @@ export class SendService {
           `Serialized object size (${file.size.toLocaleString('en-US')} bytes) exceeds limit (${max.toLocaleString('en-US')} bytes). Reduce the object size or split into smaller pieces.`,
         );
       }
-      const p = {
-        principal,
-        sessionId: runtime.record.id,
-        file,
-        name,
-        targetSession,
-        transferId,
-        serializer: pickled?.serializer,
-        sourceServer: this.settings.serverName,
-        timeoutMs: this.settings.config.peer_timeout_seconds * 1000,
-      };
-      switch (dest.kind) {
-        case 'user': {
-          const link = this.links.create(runtime.record.id, principal.id, checkRelativeName(dataRef, 'data_ref'));
-          return { remote: link.url, size: file.size, expires_at: link.expires_at };
-        }
-        case 'local':
-          return { remote: await publishLocal(dest, p), size: file.size, serializer: pickled?.serializer };
-        case 'blob':
-          return { remote: await publishBlob(dest, p), size: file.size, serializer: pickled?.serializer };
-        case 'peer':
-          return { remote: await publishPeer(dest, p, process.env), size: file.size, serializer: pickled?.serializer };
-      }
+      const opened = file;
+      const serializer = pickled?.serializer;
+      const out = await dest.publisher.send(
+        {
+          kind: serializer ? 'object' : 'file',
+          dataRef,
+          name,
+          sizeBytes: opened.size,
+          serializer,
+          file: opened,
+          stream: () => opened.handle.createReadStream({ start: 0, autoClose: false }),
+        },
+        {
+          principal: tokenlessPrincipal(principal),
+          caller: principal,
+          sessionId: runtime.record.id,
+          transferId,
+          sourceServer: this.settings.serverName,
+          targetSession,
+          timeoutMs: this.settings.config.peer_timeout_seconds * 1000,
+        },
+      );
+      return { remote: out.remote_uri, size: opened.size, serializer, expires_at: out.expires_at };
     } finally {
       await file?.handle.close();
       if (pickled) await unlinkKernelFile(runtime.dirs, join(pickled.dir, pickled.file));

@@ -1,0 +1,20 @@
+import type pino from 'pino';
+import { createHttpApp, PrincipalResolver, serveAdminDocs, serverApp, type ServerApp } from '@stoa/auth';
+import { UpstreamPool } from '@stoa/connectors';
+import type { DispatcherSettings } from './dispatcher.config';
+import { DispatcherModule } from './dispatcher.module';
+import { DispatchService } from './dispatch.service';
+import { dispatcherFastPath } from './fast-path';
+
+/** The dispatcher's Nest app with its fast path and admin docs, not yet listening. */
+export async function createDispatcherApp(settings: DispatcherSettings, logger: pino.Logger): Promise<ServerApp> {
+  const { server, name } = settings.config;
+  const app = await createHttpApp(DispatcherModule.forRoot(settings), {
+    logger,
+    server,
+    rawPaths: ['/object-transfer/receive'], // relayed as it streams (TransferProxyController)
+  });
+  app.use(dispatcherFastPath(app.get(DispatchService), app.get(UpstreamPool), app.get(PrincipalResolver)));
+  serveAdminDocs(app, `Stoa dispatcher '${name}' admin API`);
+  return serverApp(app, server);
+}

@@ -1,0 +1,14 @@
+import type pino from 'pino';
+import { createHttpApp, PrincipalResolver, serveAdminDocs, serverApp, type ServerApp } from '@stoa/auth';
+import { connectorFastPath, UpstreamPool } from '@stoa/connectors';
+import type { RouterSettings } from './router.config';
+import { RouterModule } from './router.module';
+
+/** The router's Nest app with its fast path and admin docs, not yet listening (main.ts and embeddings share it). */
+export async function createRouterApp(settings: RouterSettings, logger: pino.Logger): Promise<ServerApp> {
+  const { server, name } = settings.config;
+  const app = await createHttpApp(RouterModule.forRoot(settings), { logger, server });
+  app.use(connectorFastPath(app.get(UpstreamPool), app.get(PrincipalResolver)));
+  serveAdminDocs(app, `Stoa router '${name}' admin API`);
+  return serverApp(app, server);
+}
