@@ -23,6 +23,11 @@ export const transferConfigSchema = z
     blob: blobTuningSchema.prefault({}),
     handles: z
       .strictObject({
+        /**
+         * Where stashed objects live: `local` (this replica's data dir), `database` (the configured database, so
+         * every replica sharing it sees the same handles), `auto` (database on PostgreSQL, local on SQLite).
+         */
+        store: z.enum(['auto', 'local', 'database']).default('auto').meta({ env: 'STOA_HANDLE_STORE' }),
         /** How long a stashed object stays retrievable. */
         ttl_hours: z.number().positive().default(24),
         /** Largest object stash() accepts. */

@@ -4,6 +4,7 @@ import { ReceiveService } from './receive/receive.service';
 import { SendService } from './send/send.service';
 import { TransferLog } from './log/transfer-log.service';
 import { ArtifactEntity, TransferEntity } from './log/transfer.entities';
+import { HandleChunkEntity, HandleEntity } from './inputs/handle.entities';
 import { TransferRuntime } from './transfer.runtime';
 import { TRANSFER_SETTINGS, type TransferSettings } from './transfer.settings';
 
@@ -14,7 +15,7 @@ export class TransferModule {
     return {
       module: TransferModule,
       global: true,
-      imports: [TypeOrmModule.forFeature([ArtifactEntity, TransferEntity])],
+      imports: [TypeOrmModule.forFeature([ArtifactEntity, TransferEntity, HandleEntity, HandleChunkEntity])],
       providers: [
         { provide: TRANSFER_SETTINGS, useValue: settings },
         ...extra,

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { copyFile, mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createWriteStream, existsSync } from 'node:fs';
@@ -7,16 +7,10 @@ import { Logger } from '@nestjs/common';
 import { giveToKernel, type KernelDirs, stashDir } from '@stoa/kernel';
 import { kernelDir } from '../files/kernel-files';
 import { openKernelFile, unlinkKernelFile } from '../files/safe-files';
+import { type HandleBackend, type HandleMeta, LocalHandles } from './handle-backends';
 
 export const HANDLE_RE = /^h_[0-9a-f]{12}$/;
-
-export interface HandleMeta {
-  serializer: string;
-  size: number;
-  type: string;
-  created_at: number;
-  expires_at: number;
-}
+export type { HandleMeta };
 
 export interface HandleSettings {
   dir: string;
@@ -27,17 +21,24 @@ export interface HandleSettings {
 }
 
 /**
- * Objects a kernel stashed with `stash(obj)`, kept per owner on disk (pickled by the kernel, never unpickled
- * here). Another owner's handle is indistinguishable from an unknown one.
+ * Objects a kernel stashed with `stash(obj)`, kept per owner (pickled by the kernel, never unpickled here) in a
+ * backend: this replica's data dir, or the database its replicas share. Another owner's handle is
+ * indistinguishable from an unknown one.
  */
 export class HandleStore {
   private readonly logger = new Logger(HandleStore.name);
+  /** Creation times strictly increase, so "oldest first" is well defined for handles of the same millisecond. */
+  private lastCreated = 0;
 
-  constructor(private readonly s: HandleSettings) {}
+  constructor(
+    private readonly s: HandleSettings,
+    readonly backend: HandleBackend = new LocalHandles(s.dir),
+  ) {}
 
   /** Moves handles a kernel just stashed (reported ids) from its stash dir into the owner's store. */
   async ingest(owner: string, dirs: KernelDirs, ids: readonly string[]): Promise<void> {
     const stash = stashDir(dirs);
+    const key = ownerKey(owner);
     for (const id of ids) {
       if (!HANDLE_RE.test(id)) continue;
       try {
@@ -45,26 +46,32 @@ export class HandleStore {
         const raw = await metaFile.handle.readFile({ encoding: 'utf8' }).finally(() => metaFile.handle.close());
         const meta = JSON.parse(raw.slice(0, 10_000)) as Partial<HandleMeta>;
         const data = await openKernelFile(dirs, join(stash, `${id}.pkl`));
+        const staged = join(this.s.dir, 'staging', `${id}-${randomBytes(6).toString('hex')}.pkl`);
         try {
           if (data.size > this.s.maxBytes)
             throw new Error(`${data.size} bytes is over the ${this.s.maxBytes}-byte limit`);
-          const dir = await this.ownerDir(owner, true);
+          await mkdir(join(this.s.dir, 'staging'), { recursive: true, mode: 0o700 });
           await pipeline(
             data.handle.createReadStream({ start: 0, end: Math.max(0, data.size - 1), autoClose: false }),
-            createWriteStream(join(dir, `${id}.pkl`), { mode: 0o600 }),
+            createWriteStream(staged, { mode: 0o600 }),
           );
-          const now = Date.now();
-          const full: HandleMeta = {
-            serializer: String(meta.serializer ?? 'pickle').slice(0, 20),
-            size: data.size,
-            type: String(meta.type ?? '').slice(0, 200),
-            created_at: now,
-            expires_at: now + this.s.ttlMs,
-          };
-          await writeFile(join(dir, `${id}.json`), JSON.stringify(full), { mode: 0o600 });
-          await this.enforceQuota(dir);
+          const now = (this.lastCreated = Math.max(Date.now(), this.lastCreated + 1));
+          await this.backend.put(
+            key,
+            id,
+            {
+              serializer: String(meta.serializer ?? 'pickle').slice(0, 20),
+              size: data.size,
+              type: String(meta.type ?? '').slice(0, 200),
+              created_at: now,
+              expires_at: now + this.s.ttlMs,
+            },
+            staged,
+          );
+          await this.enforceQuota(key);
         } finally {
           await data.handle.close();
+          await rm(staged, { force: true });
         }
       } catch (err) {
         this.logger.warn({ handle: id, err: (err as Error).message }, 'a stashed object could not be stored');
@@ -78,17 +85,14 @@ export class HandleStore {
   /** The owner's live handle, or undefined (unknown, expired, or someone else's). */
   async lookup(owner: string, id: string): Promise<(HandleMeta & { path: string }) | undefined> {
     if (!HANDLE_RE.test(id)) return undefined;
-    const dir = await this.ownerDir(owner, false);
-    const meta = await readFile(join(dir, `${id}.json`), 'utf8').then(
-      (t) => JSON.parse(t) as HandleMeta,
-      () => undefined,
-    );
+    const key = ownerKey(owner);
+    const meta = await this.backend.get(key, id);
     if (!meta) return undefined;
     if (meta.expires_at <= Date.now()) {
-      await this.drop(dir, id);
+      await this.backend.drop(key, id);
       return undefined;
     }
-    return { ...meta, path: join(dir, `${id}.pkl`) };
+    return { ...meta, path: await this.backend.localPath(key, id) };
   }
 
   /** Copies a handle's payload where the kernel can read it; returns the kernel-visible path. */
@@ -104,49 +108,25 @@ export class HandleStore {
   }
 
   /** Removes expired handles of every owner. */
-  async sweep(now = Date.now()): Promise<number> {
-    let removed = 0;
-    const owners = await readdir(this.s.dir).catch(() => [] as string[]);
-    for (const o of owners) {
-      const dir = join(this.s.dir, o);
-      for (const f of await readdir(dir).catch(() => [] as string[])) {
-        if (!f.endsWith('.json')) continue;
-        const meta = await readFile(join(dir, f), 'utf8').then(
-          (t) => JSON.parse(t) as HandleMeta,
-          () => undefined,
-        );
-        if (!meta || meta.expires_at <= now) {
-          await this.drop(dir, f.slice(0, -5));
-          removed++;
-        }
-      }
-    }
-    return removed;
-  }
-
-  private async ownerDir(owner: string, create: boolean): Promise<string> {
-    const dir = join(this.s.dir, createHash('sha256').update(owner).digest('hex').slice(0, 32));
-    if (create) await mkdir(dir, { recursive: true, mode: 0o700 });
-    return dir;
+  sweep(now = Date.now()): Promise<number> {
+    return this.backend.sweep(now);
   }
 
   /** Oldest handles go first when an owner keeps more than the per-owner byte or count budget. */
-  private async enforceQuota(dir: string): Promise<void> {
-    const files = (await readdir(dir)).filter((f) => f.endsWith('.pkl'));
-    const sized = await Promise.all(files.map(async (f) => ({ id: f.slice(0, -4), st: await stat(join(dir, f)) })));
-    sized.sort((a, b) => a.st.mtimeMs - b.st.mtimeMs);
-    let total = sized.reduce((n, f) => n + f.st.size, 0);
-    let count = sized.length;
-    for (const f of sized) {
+  private async enforceQuota(key: string): Promise<void> {
+    const handles = await this.backend.list(key);
+    let total = handles.reduce((n, h) => n + h.size, 0);
+    let count = handles.length;
+    for (const h of handles) {
       if (total <= this.s.maxBytesPerOwner && count <= this.s.maxCountPerOwner) break;
-      total -= f.st.size;
+      total -= h.size;
       count--;
-      await this.drop(dir, f.id);
+      await this.backend.drop(key, h.id);
     }
   }
+}
 
-  private async drop(dir: string, id: string): Promise<void> {
-    await rm(join(dir, `${id}.pkl`), { force: true });
-    await rm(join(dir, `${id}.json`), { force: true });
-  }
+/** The owner as stores key it (a hash: owner ids never appear in paths or rows). */
+function ownerKey(owner: string): string {
+  return createHash('sha256').update(owner).digest('hex').slice(0, 32);
 }

@@ -42,5 +42,32 @@ const CreateTransferRecords1764500000000 = tablesMigration('CreateTransferRecord
   },
 });
 
+/** Creates `handles` and `handle_chunks`: stashed objects shared by the replicas of one database. */
+const CreateHandleStore1767500000000 = tablesMigration('CreateHandleStore1767500000000', {
+  handles: {
+    columns: {
+      owner_key: 'varchar(64) primary',
+      id: 'varchar(16) primary',
+      serializer: 'varchar(20)',
+      type: 'varchar(200)',
+      size: 'bigint',
+      created_at: 'bigint',
+      expires_at: 'bigint',
+    },
+    indices: {
+      idx_handles_owner_created: ['owner_key', 'created_at'],
+      idx_handles_expires: ['expires_at'],
+    },
+  },
+  handle_chunks: {
+    columns: {
+      owner_key: 'varchar(64) primary',
+      handle_id: 'varchar(16) primary',
+      seq: 'integer primary',
+      data: 'text',
+    },
+  },
+});
+
 /** Every migration of the transfer lib, in order. */
-export const TRANSFER_MIGRATIONS = [CreateTransferRecords1764500000000];
+export const TRANSFER_MIGRATIONS = [CreateTransferRecords1764500000000, CreateHandleStore1767500000000];

@@ -15,13 +15,6 @@ export class ReceiveUnauthenticatedError extends appError('RECEIVE_UNAUTHENTICAT
   }
 }
 
-/** The named session is another caller's. */
-export class ReceiveForbiddenError extends appError('RECEIVE_FORBIDDEN', ErrorKind.forbidden) {
-  constructor() {
-    super('Not authorized to write to this session');
-  }
-}
-
 /** No session to load into: the named one is unknown, or the caller has none. */
 export class ReceiveTargetNotFoundError extends appError('RECEIVE_TARGET_NOT_FOUND', ErrorKind.notFound) {
   constructor(sessionId: string | undefined) {

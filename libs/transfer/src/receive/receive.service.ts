@@ -11,7 +11,6 @@ import { kernelDir } from '../files/kernel-files';
 import {
   ObjectImportError,
   ReceiveCapacityError,
-  ReceiveForbiddenError,
   ReceiveSessionBusyError,
   ReceiveTargetNotFoundError,
   ReceiveUnauthenticatedError,
@@ -184,8 +183,8 @@ export class ReceiveService {
     }
     const own = this.sessions.find(principal, sid);
     if (own) return own;
-    // The reference answers another user's session with 403 (the contract); unknown ids with 404.
-    if (this.sessions.isLive(sid)) throw new ReceiveForbiddenError();
+    // The reference answers another user's session with 403, which tells a prober the id is live; here it answers
+    // exactly like an unknown id (404), directly and through any connector.
     throw new ReceiveTargetNotFoundError(sid);
   }
 

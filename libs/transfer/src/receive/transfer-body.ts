@@ -24,6 +24,20 @@ const MAX_FIELDS_CHARS = 1024 * 1024;
 /** Every key, string and number arrives in pieces: nothing is accumulated inside the tokenizer. */
 const PIECEWISE = { packValues: false, streamValues: true } as const;
 
+/**
+ * A push tokenizer for a JSON body that holds nothing: each call takes the next text (or `none` at the end, to
+ * flush) and returns its tokens, keys, strings and numbers in pieces; it throws on text that is not JSON.
+ */
+export function pieceTokenizer(): (input: string | typeof none) => Token[] {
+  const tokenize = jsonParser(PIECEWISE) as (input: string | typeof none) => Many<Token> | typeof none;
+  return (input) => {
+    if (input === '') return [];
+    const out = tokenize(input);
+    if (out === none) return [];
+    return isMany(out) ? getManyValues(out) : [out];
+  };
+}
+
 const invalidJson = () => new TransferBodyError('Invalid JSON body');
 const tooLarge = () => new TransferTooLargeError('Payload exceeds maximum transfer size');
 
@@ -35,7 +49,7 @@ const tooLarge = () => new TransferTooLargeError('Payload exceeds maximum transf
  */
 export class TransferBodyParser {
   /** Called with `none` at the end to flush (stream-chain's protocol, which its `Flushable` type leaves out). */
-  private readonly tokenize = jsonParser(PIECEWISE) as (input: string | typeof none) => Many<Token> | typeof none;
+  private readonly tokenize = pieceTokenizer();
   private readonly utf8 = new StringDecoder('utf8');
   /** Builds every top-level field except the `data` string. */
   private readonly fields = new Assembler();
@@ -81,15 +95,11 @@ export class TransferBodyParser {
   }
 
   private tokens(input: string | typeof none): Token[] {
-    if (input === '') return [];
-    let out;
     try {
-      out = this.tokenize(input);
+      return this.tokenize(input);
     } catch {
       throw invalidJson();
     }
-    if (out === none) return [];
-    return isMany(out) ? getManyValues(out) : [out];
   }
 
   /** Handles one write's tokens; the `data` pieces among them are decoded together. */
