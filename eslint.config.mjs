@@ -44,6 +44,20 @@ const appBoundaries = APPS.map((app) => ({
   ]),
 }));
 
+// The embedding entry (embed/) is the package's public surface above the apps: it composes each app only through
+// that app's src/index.ts, the app's embeddable API.
+const embedBoundaries = {
+  files: ['embed/**/*.ts'],
+  rules: restrictImports([
+    ...outsideLibImports,
+    {
+      regex: '(^|/)apps/[^/]+/src/.+',
+      message:
+        "Deep import into an app: import the app's src/index.ts (its embeddable API) and export what you need there.",
+    },
+  ]),
+};
+
 // Entities stay inside their lib (STYLE: persistence only through repositories); libs/persistence is the contract.
 // Recognised by file name (`*.entity.ts`, `*.entities.ts`): an entity re-exported through another module slips by.
 const ENTITY_EXPORT =
@@ -62,7 +76,18 @@ const noEntityExports = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.test-venv/**', 'data/**', '**/*.mjs'] },
+  {
+    ignores: [
+      'dist/**',
+      'docs/api/**',
+      'node_modules/**',
+      'coverage/**',
+      '.test-venv/**',
+      'data/**',
+      '**/*.mjs',
+      '**/*.cjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -78,6 +103,7 @@ export default tseslint.config(
   { files: ['**/*.ts'], rules: restrictImports(outsideLibImports) },
   ...libBoundaries,
   ...appBoundaries,
+  embedBoundaries,
   noEntityExports,
   {
     // The activity dashboard's page script: plain browser JavaScript, no type information.
@@ -95,7 +121,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+    files: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     rules: {
       'no-console': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',

@@ -6,8 +6,8 @@
 import { startActivity, TEST_WRITER_SECRET } from '../test/support/activity';
 import { startExecutor, type RunningExecutor } from '../test/support/executor-process';
 import { freePort } from '../test/support/ports';
-import { emitFigures, note, quietNestLogger, rounds, runBench, summarize } from './lib/bench';
-import { connect, type BenchClient } from './lib/mcp';
+import { emitFigures, quietNestLogger, rounds, runBench, summarize } from './lib/bench';
+import { executeSubject, interleavedExecute, type ExecuteSubject } from './lib/execute-rounds';
 
 const BENCH = 'activity-overhead';
 const WARMUP = rounds(50, 1);
@@ -21,32 +21,13 @@ async function main(): Promise<void> {
   const envs = { off: {}, ui_up: publish(activity.url), ui_down: publish(dead) };
   const executors: RunningExecutor[] = [];
   try {
-    const subjects: Record<string, { client: BenchClient; session: string }> = {};
+    const subjects: Record<string, ExecuteSubject> = {};
     for (const [name, env] of Object.entries(envs)) {
       const ex = await startExecutor({ env });
       executors.push(ex);
-      const client = await connect(ex.mcpUrl);
-      const created = JSON.parse(await client.call('execute_demo_code', { code: 'x = 1' })) as { session_id: string };
-      subjects[name] = { client, session: created.session_id };
+      subjects[name] = await executeSubject(ex.mcpUrl);
     }
-    const names = Object.keys(subjects);
-    const samples: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
-    note(`warm-up ${WARMUP} rounds, then ${SAMPLES} measured rounds (off / UI up / UI down, interleaved)`);
-    for (let i = 0; i < WARMUP + SAMPLES; i++) {
-      for (let j = 0; j < names.length; j++) {
-        const name = names[(i + j) % names.length] as string;
-        const { client, session } = subjects[name]!;
-        const t0 = performance.now();
-        const r = JSON.parse(
-          await client.call('execute_demo_code', { code: 'x+1', execution_session_id: session }),
-        ) as {
-          stdout?: string;
-        };
-        const ms = performance.now() - t0;
-        if (r.stdout !== '2\n') throw new Error(`${name}: unexpected result in round ${i}`);
-        if (i >= WARMUP) samples[name]!.push(ms);
-      }
-    }
+    const samples = await interleavedExecute(subjects, WARMUP, SAMPLES);
     const off = summarize(samples.off!);
     emitFigures(BENCH, 'publisher_off', off);
     for (const name of ['ui_up', 'ui_down'])

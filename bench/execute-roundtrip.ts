@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path';
 import { ExecutionOutcome } from '@stoa/kernel';
 import { startExecutor } from '../test/support/executor-process';
 import { emitFigures, note, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
-import { benchKernels } from './lib/kernels';
+import { benchKernels, pipeEcho } from './lib/kernels';
 import { connect } from './lib/mcp';
 
 const BENCH = 'execute-roundtrip';
@@ -78,6 +78,25 @@ async function main(): Promise<void> {
     emitFigures(BENCH, 'direct-kernel', direct);
     emitFigures(BENCH, 'execute', execute, { name: 'noop-tool', summary: trivial, goalMax: 1.3 });
     emitFigures(BENCH, 'execute', execute, { name: 'direct-kernel', summary: direct });
+
+    // The kernel alone, back to back (no idle gap for the processes to fall asleep in), next to the floor of any
+    // out-of-process kernel: one line echoed by a bare Python over a pipe. Interleaved with MCP calls (above), every
+    // hop pays the machine's wake-up latency instead.
+    const echo = pipeEcho();
+    const hot: number[] = [];
+    const floor: number[] = [];
+    for (let i = 0; i < WARMUP + SAMPLES; i++) {
+      let t0 = performance.now();
+      if (!(await subjects.direct())) throw new Error(`direct-kernel-hot: unexpected result in round ${i}`);
+      if (i >= WARMUP) hot.push(performance.now() - t0);
+      t0 = performance.now();
+      await echo.roundTrip();
+      if (i >= WARMUP) floor.push(performance.now() - t0);
+    }
+    echo.close();
+    const pipe = summarize(floor);
+    emitFigures(BENCH, 'python-pipe-echo', pipe);
+    emitFigures(BENCH, 'direct-kernel-hot', summarize(hot), { name: 'python-pipe-echo', summary: pipe });
     await client.close();
   } catch (err) {
     note(`executor logs:\n${executor.logs()}`);

@@ -35,9 +35,9 @@ async function main(): Promise<void> {
     const poolFull = async () => {
       for (;;) {
         const h = (await (await fetch(`${executor.url}/health`)).json()) as {
-          warm_pool: { ready: number; size: number };
+          warm_pool: { ready: number; target: number; starting: number };
         };
-        if (h.warm_pool.ready >= h.warm_pool.size) return;
+        if (h.warm_pool.ready >= h.warm_pool.target && h.warm_pool.starting === 0) return;
         await new Promise((r) => setTimeout(r, 5));
       }
     };

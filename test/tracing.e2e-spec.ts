@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shutDown } from './support/app-process';
+import { ADMIN } from './support/admin';
 import { startExecutor, type RunningExecutor } from './support/executor-process';
+import { type LegacyFacade, startLegacyFacade } from './support/legacy-facade';
 import { type CollectedSpan, type OtlpCollector, startOtlpCollector } from './support/otlp-collector';
 import { ROOT } from './support/paths';
 import { startRouter, until, type RunningRouter } from './support/router-process';
@@ -18,6 +20,9 @@ describe('OpenTelemetry traces across a router and an executor (real processes, 
   let router: RunningRouter;
   let modern: TestClient;
   let legacy: TestClient;
+  let facade: LegacyFacade;
+  let oldRouter: RunningRouter;
+  let viaOld: TestClient;
 
   beforeAll(async () => {
     collector = await startOtlpCollector();
@@ -31,8 +36,15 @@ describe('OpenTelemetry traces across a router and an executor (real processes, 
     );
     modern = await v2Client(router.mcpUrl, 'auto', devToken('alice'));
     legacy = await v1Client(router.mcpUrl, devToken('alice'));
+    // The same executor seen as a 2025-era-only server: the router talks to it over MCP SDK client sessions.
+    facade = await startLegacyFacade(executor.url);
+    oldRouter = await startRouter(
+      { upstreams: [{ name: 'demo', url: facade.mcpUrl, auth: { mode: 'passthrough', audience: 'dev' } }] },
+      { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
+    );
+    viaOld = await v2Client(oldRouter.mcpUrl, 'auto', devToken('alice'));
   });
-  afterAll(() => shutDown(modern, legacy, router, executor, collector));
+  afterAll(() => shutDown(modern, legacy, viaOld, oldRouter, facade, router, executor, collector));
 
   /** The executor's tool span of the call that printed `marker`, once both apps exported theirs. */
   async function traceOf(marker: string, client: TestClient): Promise<CollectedSpan[]> {
@@ -83,6 +95,18 @@ describe('OpenTelemetry traces across a router and an executor (real processes, 
     check(trace);
     const routerCall = trace.find((s) => s.service === 'stoa-router' && s.kind === SERVER);
     expect(routerCall?.attributes['mcp.session.id']).toEqual(expect.any(String));
+  });
+
+  it('links a call the router sends over a 2025-11-25 upstream session (MCP SDK client) by its HTTP traceparent', async () => {
+    const upstreams = (await (await fetch(`${oldRouter.url}/admin/v1/upstreams`, { headers: ADMIN })).json()) as {
+      upstreams: { era: string; state: string }[];
+    };
+    expect(upstreams.upstreams[0]).toMatchObject({ era: 'legacy', state: 'healthy' });
+    const trace = await traceOf('via-2025-session', viaOld);
+    check(trace);
+    // The executor saw the call on its own 2025-era MCP session: no _meta carried the context, the header did.
+    const executorCall = trace.find((s) => s.service === 'stoa-executor' && s.kind === SERVER);
+    expect(executorCall?.attributes['mcp.session.id']).toEqual(expect.any(String));
   });
 
   it("continues the agent's own trace from its traceparent header", async () => {

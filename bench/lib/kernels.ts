@@ -34,3 +34,20 @@ export function runToExit(exe: string, args: string[]): Promise<void> {
     );
   });
 }
+
+/** A bare Python echoing lines over a pipe: the floor of any out-of-process kernel's round trip. */
+export function pipeEcho(python = 'python3'): { roundTrip: () => Promise<void>; close: () => void } {
+  const child = spawn(python, ['-u', '-c', 'import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)'], {
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  let waiting: (() => void) | undefined;
+  child.stdout.on('data', () => waiting?.());
+  return {
+    roundTrip: () =>
+      new Promise<void>((resolve) => {
+        waiting = resolve;
+        child.stdin.write('x\n');
+      }),
+    close: () => child.kill(),
+  };
+}

@@ -16,8 +16,12 @@ export interface SpawnAppOptions {
   /** What the errors call the app ("executor", "connector"). */
   what: string;
   /** The built entry (dist/apps/<app>/main.js). */
-  main: string;
-  configFile: string;
+  main?: string;
+  configFile?: string;
+  /** Node arguments instead of `<main> --config <file> --port <port>` (an embedding's own program). */
+  argv?: string[];
+  /** How long /health may take to answer (default 30 s). */
+  readyTimeoutMs?: number;
   port: number;
   args?: string[];
   env?: Record<string, string>;
@@ -27,7 +31,7 @@ export interface SpawnAppOptions {
 export async function spawnApp(o: SpawnAppOptions): Promise<AppProcess> {
   const proc = spawn(
     process.execPath,
-    [o.main, '--config', o.configFile, '--port', String(o.port), ...(o.args ?? [])],
+    o.argv ?? [o.main ?? '', '--config', o.configFile ?? '', '--port', String(o.port), ...(o.args ?? [])],
     {
       env: { ...process.env, LOG_LEVEL: 'warn', STOA_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...o.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -38,7 +42,7 @@ export async function spawnApp(o: SpawnAppOptions): Promise<AppProcess> {
   proc.stderr?.on('data', (d: Buffer) => (logs += d.toString()));
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${o.port}`;
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + (o.readyTimeoutMs ?? 30_000);
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`${o.what} exited with ${proc.exitCode}:\n${logs}`);
     try {

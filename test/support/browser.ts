@@ -1,6 +1,8 @@
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { REQUIRE_SERVICES } from './databases';
+import { ROOT } from './paths';
 
 /** Debian's Chromium (installed by .ci/run); playwright-core drives it, nothing is downloaded. */
 export const CHROMIUM = process.env.STOA_CHROMIUM ?? '/usr/bin/chromium';
@@ -30,4 +32,15 @@ export function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** Keeps a full-page screenshot under test-artifacts/ and returns the origins the page loaded anything from. */
+export async function screenshotAndOrigins(page: Page, name: string): Promise<Set<string>> {
+  const dir = join(ROOT, 'test-artifacts');
+  mkdirSync(dir, { recursive: true });
+  await page.screenshot({ path: join(dir, name), fullPage: true });
+  const origins = await page.evaluate<string[]>(
+    "performance.getEntriesByType('resource').map((r) => new URL(r.name).origin)",
+  );
+  return new Set(origins);
 }

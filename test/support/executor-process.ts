@@ -8,7 +8,10 @@ import { freePort } from './ports';
 import { testSandbox } from './sandbox';
 
 export interface ExecutorOptions {
-  /** server.yaml content (merged over a minimal `name: demo` and the test sandbox, see testSandbox()). */
+  /**
+   * server.yaml content (merged over a minimal `name: demo`, the test sandbox — see testSandbox() — and a
+   * fixed-size warm pool, `sessions.warm_pool_max: 0`).
+   */
   config?: Record<string, unknown>;
   env?: Record<string, string>;
   /** Reuse a data dir (restart tests). */
@@ -28,7 +31,13 @@ export async function startExecutor(opts: ExecutorOptions = {}): Promise<Running
   const dataDir = opts.dataDir ?? join(dir, 'data');
   const port = opts.port ?? (await freePort());
   const configFile = join(dir, 'server.yaml');
-  writeFileSync(configFile, stringify({ name: 'demo', data_dir: dataDir, sandbox: testSandbox(), ...opts.config }));
+  // A fixed-size warm pool unless a test asks for more: the many executors of the suite would otherwise each grow
+  // their pool after their first few sessions and compete for the machine's two cores.
+  const sessions = { warm_pool_max: 0, ...(opts.config?.sessions as Record<string, unknown> | undefined) };
+  writeFileSync(
+    configFile,
+    stringify({ name: 'demo', data_dir: dataDir, sandbox: testSandbox(), ...opts.config, sessions }),
+  );
   const app = await spawnApp({
     what: 'executor',
     main: EXECUTOR_MAIN,

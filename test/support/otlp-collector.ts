@@ -16,6 +16,8 @@ export interface CollectedSpan {
 export interface OtlpCollector {
   url: string;
   spans: CollectedSpan[];
+  /** Resolves once the spans received so far satisfy `test` (checked on every export); rejects after `timeoutMs`. */
+  waitFor: (what: string, test: (spans: CollectedSpan[]) => boolean, timeoutMs?: number) => Promise<void>;
   close: () => Promise<void>;
 }
 
@@ -33,6 +35,7 @@ const attrs = (list: KeyValue[] = []) => Object.fromEntries(list.map((a) => [a.k
 
 export async function startOtlpCollector(): Promise<OtlpCollector> {
   const spans: CollectedSpan[] = [];
+  const waiters = new Set<() => void>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -49,12 +52,28 @@ export async function startOtlpCollector(): Promise<OtlpCollector> {
             spans.push({ ...s, parentSpanId: s.parentSpanId || undefined, service, attributes: attrs(s.attributes) });
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      for (const check of waiters) check();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     spans,
+    waitFor: (what, test, timeoutMs = 10_000) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`${what}: not among the ${spans.length} spans exported within ${timeoutMs} ms`));
+        }, timeoutMs);
+        const check = () => {
+          if (!test(spans)) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve();
+        };
+        waiters.add(check);
+        check();
+      }),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

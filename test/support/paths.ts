@@ -15,3 +15,5 @@ export const ACTIVITY_MAIN = join(ROOT, 'dist', 'apps', 'activity', 'main.js');
 /** Python venv with the `mcp` client used by e2e tests (created by the global setup). */
 export const TEST_VENV = join(ROOT, '.test-venv');
 export const TEST_PYTHON = join(TEST_VENV, 'bin', 'python');
+/** The `stoa` CLI's bin (`npx stoa`). */
+export const STOA_BIN = join(ROOT, 'bin', 'stoa.mjs');

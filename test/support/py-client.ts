@@ -2,14 +2,22 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT, TEST_PYTHON } from './paths';
 
-export interface PyCall {
-  tool: string;
-  args?: Record<string, unknown>;
-}
+/** A tool call, or another request (`op`): resources/list, resources/templates/list, resources/read, any method. */
+export type PyCall =
+  | { tool: string; args?: Record<string, unknown> }
+  | {
+      op: 'list_resources' | 'list_resource_templates' | 'read_resource' | 'request';
+      uri?: string;
+      method?: string;
+      params?: Record<string, unknown>;
+    };
 export interface PyResult {
   text: string;
   is_error: boolean;
+  /** A tool result's JSON text; an op's MCP result, or `{error: {code, message}}`. */
   json: Record<string, unknown> & { session_id?: string };
+  /** A tool result's resource_link contents. */
+  links?: { uri: string; name: string; mimeType?: string; size?: number }[];
 }
 
 /** Runs calls through the real Python `mcp` 2.3 client over one connection. */
@@ -17,9 +25,9 @@ export async function pyCalls(
   url: string,
   mode: 'auto' | 'legacy',
   calls: PyCall[],
-  opts: { token?: string; listTools?: boolean } = {},
+  opts: { token?: string; listTools?: boolean; headers?: Record<string, string> } = {},
 ): Promise<PyResult[]> {
-  const plan = { url, mode, token: opts.token, calls, list_tools: opts.listTools };
+  const plan = { url, mode, token: opts.token, headers: opts.headers, calls, list_tools: opts.listTools };
   return runPyClient<PyResult[]>('py_mcp_client.py', plan, 'python mcp client');
 }
 

@@ -30,19 +30,21 @@ export function startGateway(
 export function startDispatcher(
   config: Record<string, unknown>,
   env: Record<string, string> = {},
+  port?: number,
 ): Promise<RunningRouter> {
-  return startConnector(DISPATCHER_MAIN, { name: 'pool', ...config }, env);
+  return startConnector(DISPATCHER_MAIN, { name: 'pool', ...config }, env, port);
 }
 
 async function startConnector(
   main: string,
   config: Record<string, unknown>,
   env: Record<string, string>,
+  port?: number,
 ): Promise<RunningRouter> {
   const dir = mkdtempSync(join(tmpdir(), 'stoa-connector-'));
   const configFile = join(dir, 'connector.yaml');
   writeFileSync(configFile, stringify(config));
-  return spawnApp({ what: 'connector', main, configFile, port: await freePort(), env });
+  return spawnApp({ what: 'connector', main, configFile, port: port ?? (await freePort()), env });
 }
 
 /** Polls `fn` until it returns a value (or the deadline passes, failing loudly with `what`). */

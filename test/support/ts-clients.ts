@@ -15,6 +15,8 @@ export interface TestClient {
   }>;
   listTools: () => Promise<string[]>;
   describeTool: (name: string) => Promise<string | undefined>;
+  /** The tool's inputSchema as tools/list gives it. */
+  inputSchemaOf: (name: string) => Promise<{ properties?: Record<string, unknown>; required?: string[] } | undefined>;
   /** Calls a tool with a progress token; returns the result and every progress message received. */
   callWithProgress?: (
     tool: string,
@@ -88,7 +90,7 @@ interface SdkClient {
     name: string;
     arguments: Record<string, unknown>;
   }) => Promise<{ content?: unknown; isError?: unknown; _meta?: Record<string, unknown> }>;
-  listTools: () => Promise<{ tools: { name: string; description?: string }[] }>;
+  listTools: () => Promise<{ tools: { name: string; description?: string; inputSchema: object }[] }>;
   close: () => Promise<void>;
 }
 
@@ -100,6 +102,7 @@ function wrap(client: SdkClient): TestClient {
     },
     listTools: async () => (await client.listTools()).tools.map((t) => t.name),
     describeTool: async (name) => (await client.listTools()).tools.find((t) => t.name === name)?.description,
+    inputSchemaOf: async (name) => (await client.listTools()).tools.find((t) => t.name === name)?.inputSchema,
     close: () => client.close(),
   };
 }
@@ -114,39 +117,10 @@ export async function rawToolCall(
   args: Record<string, unknown>,
   o: { token?: string; headers?: Record<string, string>; meta?: Record<string, unknown> } = {},
 ): Promise<{ isError: boolean; text: string; json: Record<string, unknown> }> {
-  const body = {
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'tools/call',
-    params: {
-      name: tool,
-      arguments: args,
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientCapabilities': {},
-        ...o.meta,
-      },
-    },
-  };
-  const res = await fetch(mcpUrl, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': tool,
-      authorization: `Bearer ${o.token ?? devToken('alice')}`,
-      ...o.headers,
-    },
-    body: JSON.stringify(body),
-  });
-  const raw = await res.text();
-  const message = JSON.parse(raw.startsWith('{') ? raw : (/^data: (.*)$/m.exec(raw)?.[1] ?? raw)) as {
-    result: { isError?: boolean; content: { text: string }[] };
-  };
-  const text = message.result.content.map((c) => c.text).join('');
-  return { isError: message.result.isError === true, text, json: JSON.parse(text) as Record<string, unknown> };
+  const message = await rawRpc(mcpUrl, 'tools/call', { name: tool, arguments: args }, { ...o, name: tool });
+  const result = message.result as { isError?: boolean; content: { text: string }[] };
+  const text = result.content.map((c) => c.text).join('');
+  return { isError: result.isError === true, text, json: JSON.parse(text) as Record<string, unknown> };
 }
 
 /**
@@ -169,4 +143,33 @@ export async function cancelSleepThenRead(
   );
   const next = await client.call('execute_demo_code', { code: name, execution_session_id: sessionId });
   return { stdout: next.json.stdout, elapsedMs: Date.now() - started };
+}
+
+/** One stateless 2026-07-28 request of any method by raw fetch (as alice unless `token` says otherwise): its JSON-RPC answer. */
+export async function rawRpc(
+  mcpUrl: string,
+  method: string,
+  params: Record<string, unknown>,
+  o: { token?: string; name?: string; headers?: Record<string, string>; meta?: Record<string, unknown> } = {},
+): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } }> {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {},
+    ...o.meta,
+  };
+  const res = await fetch(mcpUrl, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': method,
+      ...(o.name ? { 'mcp-name': o.name } : {}),
+      authorization: `Bearer ${o.token ?? devToken('alice')}`,
+      ...o.headers,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta } }),
+  });
+  const raw = await res.text();
+  return JSON.parse(raw.startsWith('{') ? raw : (/^data: (.*)$/m.exec(raw)?.[1] ?? raw)) as never;
 }

@@ -142,8 +142,8 @@ export class DispatchService implements OnApplicationShutdown {
     return w ? { kind: 'one', worker: w, args } : { kind: 'error', message: NO_WORKERS };
   }
 
-  /** The worker whose replica a session id names. */
-  private ownerOf(sid: string): Upstream | undefined {
+  /** The worker whose replica a session id names (signature checked when `session_key` is set). */
+  ownerOf(sid: string): Upstream | undefined {
     const replica = this.replicaOf(sid);
     return replica ? this.pool.upstreams().find((u) => u.replica === replica) : undefined;
   }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { boolish, ConfigError, positiveInt, serverName } from '@stoa/config';
+import { boolish, ConfigError, positiveInt, serverName, type ConfigSource } from '@stoa/config';
 import { connectorFields, loadConnectorConfig, poolConfigSchema, upstreamAuthSchema } from '@stoa/connectors';
 
 /** One worker (reference WorkerConfig): an identical executor replica. */
@@ -30,6 +30,11 @@ export const dispatcherConfigSchema = z
     session_key: z.string().min(16).optional().meta({ env: 'STOA_SESSION_KEY' }),
     /** Redis for affinity of 2025-era `Mcp-Session-Id` traffic and job ownership, shared by dispatcher replicas. */
     redis_url: z.string().optional().meta({ env: 'REDIS_URL' }),
+    /**
+     * Largest `POST /object-transfer/receive` body relayed to a worker (the base64 JSON, so ~4/3 of the object); a
+     * body whose `session_id` comes after its data is held on disk until the id is read. Workers apply their own cap.
+     */
+    transfer_max_mb: positiveInt.default(350).meta({ env: 'DISPATCHER_TRANSFER_MAX_MB' }),
     connectors: poolConfigSchema,
   })
   .superRefine((c, ctx) => {
@@ -83,7 +88,7 @@ export interface DispatcherSettings {
 }
 
 export function loadDispatcherSettings(
-  file: string | undefined,
+  file: ConfigSource,
   overrides: Record<string, unknown>,
   env: NodeJS.ProcessEnv,
 ): DispatcherSettings {

@@ -6,6 +6,7 @@ import type { DispatcherSettings } from './dispatcher.config';
 import { DispatcherMcpService } from './dispatcher-mcp.service';
 import { DISPATCHER_SETTINGS } from './dispatcher.tokens';
 import { DispatchService } from './dispatch.service';
+import { TransferProxyController } from './transfer/transfer-proxy.controller';
 
 /** The dispatcher: identical workers behind one endpoint (reference DispatcherServer, §8.5). */
 @Module({})
@@ -25,7 +26,7 @@ export class DispatcherModule {
       })),
       pool: { ...c.connectors, health_interval_seconds: Math.max(1, Math.round(c.health_check_interval)) },
       mcp: DispatcherMcpService,
-      controllers: [HealthController, AdminWorkersController],
+      controllers: [HealthController, AdminWorkersController, TransferProxyController],
       providers: [DispatchService],
     });
   }

@@ -28,7 +28,7 @@ export function dispatcherFastPath(dispatch: DispatchService, pool: UpstreamPool
     const name = req.headers['mcp-name'];
     if (typeof name !== 'string' || body?.params?.name !== name || envelopeRefusal(body) || !pool.route(name))
       return next();
-    void principals.tryResolve(req.headers.authorization).then(async (principal) => {
+    void principals.tryResolve(req.headers.authorization, req).then(async (principal) => {
       if (!principal) return next();
       req.principal = principal;
       const args = body.params?.arguments ?? {};

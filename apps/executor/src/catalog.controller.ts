@@ -15,7 +15,9 @@ export class CatalogDocument {
 
   constructor(@Inject(EXECUTOR_SETTINGS) settings: ExecutorSettings, mcp: ExecutorMcpService) {
     // mcp_tools: the MCP tools with their input schemas, so connectors learn them without an MCP session.
-    this.body = { ...catalogJson(settings.domain.catalog), mcp_tools: listedTools(mcp.tools) };
+    // mcp_extensions register tools the executor cannot list here: without mcp_tools, connectors ask tools/list.
+    const mcpTools = settings.extensions.length ? {} : { mcp_tools: listedTools(mcp.tools) };
+    this.body = { ...catalogJson(settings.domain.catalog), ...mcpTools };
     this.version = createHash('sha256').update(JSON.stringify(this.body)).digest('hex').slice(0, 16);
   }
 }

@@ -3,11 +3,11 @@ import { ActivityPublisher, StoaMetrics } from '@stoa/activity';
 import { CatalogService, catalogTools } from '@stoa/catalog';
 import { ExecutionService } from '@stoa/execution';
 import { JobService } from '@stoa/jobs';
-import { McpEndpoint, type ToolDefinition } from '@stoa/mcp';
+import { combinedResources, McpEndpoint, type ToolDefinition } from '@stoa/mcp';
 import { SessionService } from '@stoa/sessions';
 import { EXECUTOR_SETTINGS } from './executor.tokens';
 import type { ExecutorSettings } from './executor.config';
-import { toolCatalogueText } from '@stoa/tools';
+import { SkillResources, TOOL_SEARCH_BACKEND, toolCatalogueText, type ToolSearchBackend } from '@stoa/tools';
 import { domainTools } from './tools/domain.tools';
 import { KernelService } from '@stoa/kernel';
 import { executeTool } from './tools/execute.tool';
@@ -15,7 +15,7 @@ import { jobTools } from './tools/job.tools';
 import { JobTasks } from './tasks.backend';
 import { sessionTools } from './tools/session.tools';
 import { withActivityEvents } from './tools/activity-events';
-import { SendService, sendTool, TransferRuntime, withAssetArguments } from '@stoa/transfer';
+import { ArtifactResources, SendService, sendTool, TransferRuntime, withAssetArguments } from '@stoa/transfer';
 
 /** Binds the executor's tools to the MCP endpoint. */
 @Injectable()
@@ -35,6 +35,7 @@ export class ExecutorMcpService implements OnApplicationShutdown {
     @Optional() dataCatalog?: CatalogService,
     @Optional() activity?: ActivityPublisher,
     @Optional() metrics?: StoaMetrics,
+    @Optional() @Inject(TOOL_SEARCH_BACKEND) toolSearch?: ToolSearchBackend,
   ) {
     const { config } = settings;
     const catalog = settings.domain.catalog;
@@ -53,7 +54,7 @@ export class ExecutorMcpService implements OnApplicationShutdown {
         jobs,
         tasks,
       ),
-      ...domainTools(config.name, catalog, config.search),
+      ...domainTools(config.name, catalog, config.search, toolSearch),
       ...sessionTools(config.name, sessions, execution),
       ...jobTools(config.name, jobs, sessions, execution, {
         maxTimeout: config.execution.max_timeout,
@@ -66,6 +67,8 @@ export class ExecutorMcpService implements OnApplicationShutdown {
       ? withAssetArguments(tools, transfer.assets, sessions)
       : tools;
     this.tools = withActivityEvents(withAssets, config.name, activity);
+    const skills = new SkillResources(config.name, catalog.skills);
+    const artifacts = new ArtifactResources(config.name, sessions);
     this.endpoint = new McpEndpoint(
       {
         name: `${config.name}-executor`,
@@ -73,6 +76,16 @@ export class ExecutorMcpService implements OnApplicationShutdown {
         instructions: config.description || undefined,
         tools: () => this.tools,
         tasks,
+        resources: combinedResources([
+          skills.resources,
+          artifacts,
+          ...settings.extensions.flatMap((e) => (e.resources ? [e.resources] : [])),
+        ]),
+        skills,
+        resultLinks: (value) => artifacts.links(value),
+        extend: settings.extensions.length
+          ? (server, era) => settings.extensions.forEach((e) => e.register(server, era))
+          : undefined,
       },
       {
         mintSessionId: () => sessions.ids.mint(),

@@ -20,7 +20,7 @@ export class ExecutorMetrics implements OnModuleInit {
       m.kernels.set({ state: 'starting' }, pool.starting);
       m.kernels.set({ state: 'in_use' }, this.kernels.inUseCount);
       m.warmPoolReady.set(pool.ready);
-      m.warmPoolTarget.set(pool.size);
+      m.warmPoolTarget.set(pool.target);
     });
     m.addCollector(async () => {
       const { jobs, batches } = await this.jobs.counts();

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { activityPublisherConfigSchema, metricsConfigSchema, tracingConfigSchema } from '@stoa/activity';
 import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
-import { boolish, ConfigError, dataDirField, loadConfig, serverName } from '@stoa/config';
+import { boolish, ConfigError, dataDirField, loadConfig, serverName, type ConfigSource } from '@stoa/config';
 import { checkTimeouts, executionConfigSchema, resolveTruncationThreshold } from '@stoa/execution';
 import { kernelEnvironmentFields, sandboxConfigSchema } from '@stoa/kernel';
 import { assetSpecSchema, checkEnvironmentBuild, environmentBuildFields, sidecarListSchema } from '@stoa/provision';
@@ -12,6 +12,7 @@ import { jobsConfigSchema } from '@stoa/jobs';
 import { catalogConfigSchema, resolveCatalogConfig, type CatalogSettings } from '@stoa/catalog';
 import { peersConfigSchema, publishersConfigSchema, transferConfigSchema } from '@stoa/transfer';
 import { sessionConfigSchema } from '@stoa/sessions';
+import type { McpServerSpec, ResourceProvider } from '@stoa/mcp';
 import { loadDomain, searchConfigSchema, skillsConfigSchema, toolsConfigSchema, type LoadedDomain } from '@stoa/tools';
 
 /** `environment:` — how kernels' Python is built (@stoa/provision) and what they inherit (@stoa/kernel). */
@@ -54,6 +55,12 @@ export const executorConfigSchema = z
     peers: peersConfigSchema,
     /** Opt-in data catalog (catalog.yaml or inline sources): search_data, get_artifact, list_domains, query_catalog. */
     catalog: catalogConfigSchema,
+    /**
+     * CommonJS modules (relative to server.yaml) exporting `register(server, era)`, called on every MCP server
+     * instance after the executor's tools: trusted code that adds resources, prompts or tools (the conformance
+     * profile's fixtures). Empty in every normal server.
+     */
+    mcp_extensions: z.array(z.string().min(1)).default([]),
   })
   .superRefine((c, ctx) => {
     const problem = checkTimeouts(c.execution);
@@ -90,13 +97,32 @@ export interface ExecutorSettings {
   publicUrl: { value: string };
   /** The data catalog, when configured. */
   catalog?: CatalogSettings;
+  /** `mcp_extensions`, loaded: what each registers on an MCP server instance. */
+  extensions: McpExtension[];
   /** Filled by provisioning at start: the kernel interpreter, paths kernels read, variables they inherit. */
   runtime?: { python: string; readPaths: string[]; env: Record<string, string> };
 }
 
+/**
+ * One `mcp_extensions` module: `register(server, era)` for tools, prompts and methods, and optionally `resources`
+ * (a ResourceProvider served beside the executor's own skills and artifacts, which own the resources/* methods).
+ */
+export interface McpExtension {
+  register: NonNullable<McpServerSpec['extend']>;
+  resources?: ResourceProvider;
+}
+
+function loadMcpExtension(path: string): McpExtension {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- config-named module, loaded at start
+  const mod = require(path) as { register?: unknown; resources?: ResourceProvider };
+  if (typeof mod.register !== 'function')
+    throw new ConfigError(path, [`mcp_extensions: ${path} exports no register(server, era) function; export one`]);
+  return { register: mod.register as McpExtension['register'], resources: mod.resources };
+}
+
 /** Loads server.yaml (+ env + CLI overrides) and derives the settings every module needs. */
 export function loadExecutorSettings(
-  file: string | undefined,
+  file: ConfigSource,
   overrides: Record<string, unknown>,
   env: NodeJS.ProcessEnv,
   warn: (msg: string) => void,
@@ -116,6 +142,7 @@ export function loadExecutorSettings(
     },
     domain: loadDomain(config.name, config.tools, config.skills, baseDir),
     catalog: resolveCatalogConfig(config.catalog, baseDir),
+    extensions: config.mcp_extensions.map((file) => loadMcpExtension(resolve(baseDir, file))),
     truncationThreshold: resolveTruncationThreshold(
       config.execution.output_truncation_threshold,
       env.CODE_OUTPUT_TRUNCATION_THRESHOLD,

@@ -11,7 +11,10 @@ import { JOB_MIGRATIONS, JobsModule } from '@stoa/jobs';
 import { SESSION_MIGRATIONS, SessionModule } from '@stoa/sessions';
 import { kernelToolSpecs } from '@stoa/tools';
 import { CATALOG_MIGRATIONS, CatalogModule, CatalogService } from '@stoa/catalog';
+import { TOOL_SEARCH_BACKEND } from '@stoa/tools';
 import {
+  ARTIFACT_RESOLVER,
+  PUBLISHERS,
   ASSET_CATALOG,
   type AssetCatalog,
   loadPeerRegistry,
@@ -23,6 +26,7 @@ import type { KernelProcess } from '@stoa/kernel';
 import { AdminController, OpenApiDocument } from './admin.controller';
 import { AdminJobsController } from './admin-jobs.controller';
 import type { ExecutorSettings } from './executor.config';
+import type { ExecutorExtensions } from './executor.extensions';
 import { ExecutorMcpService } from './executor-mcp.service';
 import { EXECUTOR_SETTINGS } from './executor.tokens';
 import { BatchProcessor } from './batch.processor';
@@ -38,8 +42,9 @@ import { ExecutorMetrics } from './executor-metrics';
 /** The executor: one domain server with kernels, sessions and the MCP surface. */
 @Module({})
 export class ExecutorModule {
-  static forRoot(s: ExecutorSettings): DynamicModule {
+  static forRoot(s: ExecutorSettings, ext: ExecutorExtensions = {}): DynamicModule {
     const c = s.config;
+    const publicUrl = ext.publicUrl ?? (() => s.publicUrl.value);
     return {
       module: ExecutorModule,
       imports: [
@@ -50,6 +55,7 @@ export class ExecutorModule {
           auth: c.auth,
           publicBaseUrl: c.server.public_url,
           adminTokenFile: join(s.dataDir, `executor-${c.server.port}.admin-token`),
+          principalResolver: ext.principalResolver,
         }),
         PersistenceModule.forRoot({
           database: c.database,
@@ -66,6 +72,7 @@ export class ExecutorModule {
           sandbox: c.sandbox,
           allowSandboxFallback: c.auth.mode === 'noop',
           warmPool: c.sessions.warm_pool,
+          warmPoolMax: c.sessions.warm_pool_max,
           readPaths: s.runtime?.readPaths,
           bootstrap: toolBootstrap(s),
           handleMaxBytes: c.transfer.handles.max_bytes,
@@ -91,7 +98,7 @@ export class ExecutorModule {
         TransferModule.forRoot(
           {
             serverName: c.name,
-            publicUrl: () => s.publicUrl.value,
+            publicUrl,
             dataDir: s.dataDir,
             config: c.transfer,
             publishers: c.publishers,
@@ -99,18 +106,25 @@ export class ExecutorModule {
             ownAudiences: c.auth.mode === 'entra' ? entraSettings(c.auth).audiences : [],
             fallbackKey: c.sessions.id_signing_key,
           },
-          [{ provide: ASSET_CATALOG, inject: [{ token: CatalogService, optional: true }], useFactory: assetCatalog }],
+          [
+            { provide: ASSET_CATALOG, inject: [{ token: CatalogService, optional: true }], useFactory: assetCatalog },
+            ...(ext.publishers?.length ? [{ provide: PUBLISHERS, useValue: ext.publishers }] : []),
+            ...(ext.artifactResolver ? [{ provide: ARTIFACT_RESOLVER, useValue: ext.artifactResolver }] : []),
+          ],
         ),
-        ExecutionModule.forRoot({
-          serverName: c.name,
-          mode: c.execution.mode,
-          promotionThresholdS: c.execution.promotion_threshold_s,
-          defaultTimeoutS: c.execution.default_timeout,
-          maxTimeoutS: c.execution.max_timeout,
-          truncationThreshold: s.truncationThreshold,
-          interruptGraceMs: c.execution.interrupt_grace_seconds * 1000,
-          maxCodeBytes: c.execution.max_code_bytes,
-        }),
+        ExecutionModule.forRoot(
+          {
+            serverName: c.name,
+            mode: c.execution.mode,
+            promotionThresholdS: c.execution.promotion_threshold_s,
+            defaultTimeoutS: c.execution.default_timeout,
+            maxTimeoutS: c.execution.max_timeout,
+            truncationThreshold: s.truncationThreshold,
+            interruptGraceMs: c.execution.interrupt_grace_seconds * 1000,
+            maxCodeBytes: c.execution.max_code_bytes,
+          },
+          ext.hooks,
+        ),
       ],
       controllers: [
         HealthController,
@@ -124,6 +138,7 @@ export class ExecutorModule {
       ],
       providers: [
         { provide: EXECUTOR_SETTINGS, useValue: s },
+        ...(ext.toolSearch ? [{ provide: TOOL_SEARCH_BACKEND, useValue: ext.toolSearch }] : []),
         ExecutorMcpService,
         CatalogDocument,
         OpenApiDocument,

@@ -1,10 +1,9 @@
 import 'reflect-metadata';
-import { adminApiDocument, createHttpApp, listenOn, refuseOpenNoopBind } from '@stoa/auth';
+import { refuseOpenNoopBind } from '@stoa/auth';
 import { parseCli } from '@stoa/config';
 import { closeOnSignals, refuseStartOn, runMain, StartupRefusedError, startupLogger } from '@stoa/core';
-import { OpenApiDocument } from './admin.controller';
+import { createExecutorApp } from './executor.bootstrap';
 import { loadExecutorSettings } from './executor.config';
-import { ExecutorModule } from './executor.module';
 import { provision } from './provisioning';
 
 const USAGE = `Usage: node dist/apps/executor/main.js --config <server.yaml> [--host H] [--port P]
@@ -21,25 +20,14 @@ runMain('Executor', async () => {
   const settings = refuseStartOn(() =>
     loadExecutorSettings(file, cli.overrides, process.env, (msg) => logger.warn(msg)),
   );
-  const { server, name } = settings.config;
+  const { name } = settings.config;
   refuseOpenNoopBind(settings.config);
-  const warm = cli.flags.warm === true;
-  const { sidecars } = await provision(settings, (msg) => logger.info({ server: name }, msg), { warm });
-  if (warm) return void process.stdout.write(`✓ Environment '${name}' is warm and ready.\n`);
-  const app = await createHttpApp(ExecutorModule.forRoot(settings), {
-    logger,
-    server,
-    rawPaths: ['/object-transfer/receive'],
-  }).catch(async (err: unknown) => {
-    await sidecars.stop();
-    throw err;
-  });
-  app.get(OpenApiDocument).document = adminApiDocument(app, `Stoa executor '${name}' admin API`);
-  closeOnSignals(logger, async () => {
-    await app.close(); // kernels (pooled ones too) reaped, sessions marked
-    await sidecars.stop();
-  });
-  const url = await listenOn(app, server);
-  if (!server.public_url) settings.publicUrl.value = url.replace('0.0.0.0', '127.0.0.1');
+  if (cli.flags.warm === true) {
+    await provision(settings, (msg) => logger.info({ server: name }, msg), { warm: true });
+    return void process.stdout.write(`✓ Environment '${name}' is warm and ready.\n`);
+  }
+  const { listen, close } = await createExecutorApp(settings, logger);
+  closeOnSignals(logger, close); // kernels (pooled ones too) reaped, sessions marked, sidecars stopped
+  const url = await listen();
   logger.info({ server: name, url: `${url}/mcp`, replica: settings.replica }, `${name} executor listening`);
 });

@@ -7,6 +7,7 @@ import {
   TEST_WRITER_SECRET,
   type RunningActivity,
 } from '../../../test/support/activity';
+import { ADMIN } from '../../../test/support/admin';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
 import { freePort } from '../../../test/support/ports';
 import { v2Client, type TestClient } from '../../../test/support/ts-clients';
@@ -119,16 +120,29 @@ async function hangingServer(): Promise<{ url: string; close: () => Promise<void
   };
 }
 
-describe('executor with a dead or hanging activity URL', () => {
+/**
+ * Two executors with publishing off are the baseline: on a shared 2-core machine two identical executor processes
+ * differ by up to ~12 % at p50 in one run (measured while writing this test), far more than the 5 % at stake, so a
+ * single "none" process cannot tell a publisher's cost from process noise. "Within 5 % of none" is therefore
+ * within 5 % of the slower of the two; both carry the same calls, interleaved, so load hits all four alike.
+ */
+describe('activity down or hanging', () => {
+  const ROUNDS = 120;
+  const names = ['none', 'none_b', 'dead', 'hanging'];
   const executors: Record<string, RunningExecutor> = {};
   const clients: Record<string, TestClient> = {};
   let hang: Awaited<ReturnType<typeof hangingServer>>;
   beforeAll(async () => {
     hang = await hangingServer();
     const dead = `http://127.0.0.1:${await freePort()}`; // nothing listens there
-    const envs = { off: {}, dead: publishTo(dead), hanging: publishTo(hang.url) };
-    for (const [k, env] of Object.entries(envs)) {
-      executors[k] = await startExecutor({ env });
+    const envs: Record<string, Record<string, string>> = {
+      none: {},
+      none_b: {},
+      dead: publishTo(dead),
+      hanging: publishTo(hang.url),
+    };
+    for (const k of names) {
+      executors[k] = await startExecutor({ env: envs[k] });
       clients[k] = await v2Client(executors[k].mcpUrl, 'auto');
     }
   });
@@ -138,16 +152,17 @@ describe('executor with a dead or hanging activity URL', () => {
     await hang?.close();
   });
 
-  it('executes every call correctly and about as fast as with publishing off', async () => {
-    const times: Record<string, number[]> = { off: [], dead: [], hanging: [] };
+  it('executions unaffected within 5 % of none', async () => {
+    const times: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));
     const sessions: Record<string, string> = {};
-    for (const k of Object.keys(times)) {
+    for (const k of names) {
       const first = await clients[k]!.call('execute_demo_code', { code: 'n = 0' });
       sessions[k] = first.json.session_id as string;
     }
-    // Interleaved rounds, so machine noise hits the three alike.
-    for (let i = 0; i < 40; i++) {
-      for (const k of Object.keys(times)) {
+    // Interleaved rounds with the order rotated, so machine noise hits the four alike.
+    for (let i = 0; i < ROUNDS; i++) {
+      for (let j = 0; j < names.length; j++) {
+        const k = names[(i + j) % names.length]!;
         const t0 = performance.now();
         const r = await clients[k]!.call('execute_demo_code', {
           code: `n += 1\nprint(n)`,
@@ -158,8 +173,14 @@ describe('executor with a dead or hanging activity URL', () => {
       }
     }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const off = median(times.off!);
-    // The ≤ 1.05× goal is measured by bench/activity-overhead.ts; on a shared 2-core box a test allows noise.
-    for (const k of ['dead', 'hanging']) expect(median(times[k]!)).toBeLessThan(off * 1.5 + 3);
+    const p50 = Object.fromEntries(names.map((k) => [k, median(times[k]!)]));
+    const none = Math.max(p50.none!, p50.none_b!);
+    for (const k of ['dead', 'hanging'])
+      expect(p50[k], `${k} p50 vs none (ms): ${JSON.stringify(p50)}`).toBeLessThanOrEqual(none * 1.05);
+    // The publishers did try (and drop), so the comparison measured a dead and a hanging UI.
+    for (const k of ['dead', 'hanging']) {
+      const metrics = await (await fetch(`${executors[k]!.url}/metrics`, { headers: ADMIN })).text();
+      expect(metrics).toMatch(/^stoa_activity_events_dropped_total\{[^}]*\} [1-9]/m);
+    }
   });
 });

@@ -111,6 +111,6 @@ describe('executor over real MCP clients', () => {
     const c = await v2Client(ex.mcpUrl, 'auto');
     const description = await c.describeTool('execute_demo_code');
     await c.close();
-    expect(description).toContain('Pass it back as execution_session_id');
+    expect(description).toContain("pass a result's session_id back as execution_session_id");
   });
 });

@@ -8,7 +8,8 @@ import {
   type DbTarget,
 } from '../../../test/support/databases';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
-import { v2Client, type TestClient } from '../../../test/support/ts-clients';
+import { pyCalls } from '../../../test/support/py-client';
+import { devToken, v2Client, type TestClient } from '../../../test/support/ts-clients';
 import { ADMIN } from '../../../test/support/admin';
 
 const ready = redisAvailable() && postgresAvailable();
@@ -63,6 +64,38 @@ describe.runIf(ready)('two executor replicas sharing Redis and PostgreSQL', () =
     await a?.stop();
     await b?.stop();
     await db?.cleanup();
+  });
+
+  it("a handle stashed on one replica is its owner's on the other (Python mcp client); someone else's answers like an unknown one", async () => {
+    const exec = (code: string) => ({ tool: 'execute_demo_code', args: { code } });
+    const [made] = await pyCalls(a.mcpUrl, 'auto', [exec("h = stash({'rows': [1, 2, 3]})\nprint(h)")], {
+      token: devToken('hana'),
+    });
+    const handle = String(made?.json.stdout).trim();
+    expect(handle).toMatch(/^h_[0-9a-f]{12}$/);
+    const [used] = await pyCalls(b.mcpUrl, 'legacy', [exec(`obj = "${handle}"\nprint(sum(obj['rows']))`)], {
+      token: devToken('hana'),
+    });
+    expect(used?.json).toMatchObject({ success: true, stdout: '6\n' });
+    const [foreign, unknown] = await pyCalls(
+      b.mcpUrl,
+      'auto',
+      [exec(`x = "${handle}"`), exec('x = "h_000000000000"')],
+      { token: devToken('ivan') },
+    );
+    expect(foreign?.json.success).toBe(false);
+    expect(foreign?.json.error).toBe(String(unknown?.json.error).replace('h_000000000000', handle));
+    // Leave no kernels behind for the tests that count them.
+    for (const [ex, who, r] of [
+      [a, 'hana', made],
+      [b, 'hana', used],
+      [b, 'ivan', foreign],
+      [b, 'ivan', unknown],
+    ] as const) {
+      const c = await v2Client(ex.mcpUrl, 'auto', devToken(who));
+      await c.call('demo_close_session', { session_id: r?.json.session_id });
+      await c.close();
+    }
   });
 
   it('both replicas pick up items of one batch, and either replica reports it', async () => {

@@ -64,6 +64,43 @@ describe('send, download links and object transfer', () => {
     });
   });
 
+  it('lists path only beside a storage destination and session_id only beside a server one; reference-style calls still work', async () => {
+    expect(Object.keys((await a.inputSchemaOf('alpha_send'))?.properties ?? {})).toEqual([
+      'data_ref',
+      'to',
+      'name',
+      'path',
+      'session_id',
+      'execution_session_id',
+    ]);
+    // beta has only 'user': no path, no session_id, and no storage or server wording.
+    expect(Object.keys((await b.inputSchemaOf('beta_send'))?.properties ?? {})).toEqual([
+      'data_ref',
+      'to',
+      'name',
+      'execution_session_id',
+    ]);
+    const description = await b.describeTool('beta_send');
+    expect(description).toContain(
+      "Send data out of this beta session: to the user (download link).\nAvailable destinations: 'user'.",
+    );
+    expect(description).not.toMatch(/storage|server destinations|session_id=/);
+    // A reference client passes all five parameters (nulls included): the ones not listed are accepted and ignored.
+    const calls = [
+      { tool: 'execute_beta_code', args: { code: "open(agora_output('ref.txt'), 'w').write('reference')" } },
+      {
+        tool: 'beta_send',
+        args: { data_ref: 'ref.txt', to: 'user', name: null, path: null, session_id: null },
+      },
+    ];
+    for (const mode of ['legacy', 'auto'] as const) {
+      const [made, sent] = await pyCalls(beta.mcpUrl, mode, calls, { token: devToken(`ref-${mode}`) });
+      expect(made?.json.success).toBe(true);
+      expect(sent?.json).toMatchObject({ success: true, destination: 'user', name: 'ref.txt' });
+      expect(await (await fetch(sent?.json.remote_uri as string)).text()).toBe('reference');
+    }
+  });
+
   it("'user' gives a signed, expiring link to an output file; tampered, foreign or unknown links answer 404", async () => {
     const s = await exec(a, "open(agora_output('report.csv'), 'w').write('a,b\\n1,2\\n')");
     expect(s.artifacts).toEqual([{ name: 'report.csv', size_bytes: 8, mime_type: 'text/csv' }]);
@@ -263,7 +300,7 @@ describe('send, download links and object transfer', () => {
     const foreign = await send({ data_ref: 'x', to: 'beta', session_id: other.session_id, execution_session_id: sid });
     expect(foreign).toMatchObject({
       success: false,
-      error: "Peer 'beta' refused the object (HTTP 403): Not authorized to write to this session",
+      error: `Peer 'beta' refused the object (HTTP 404): Session '${String(other.session_id)}' not found`, // as an unknown id
     });
     expect((await execBeta(mallory, "'x' in globals()", other.session_id as string)).stdout).toBe('False\n');
     const faraway = await send({ data_ref: 'x', to: 'faraway', execution_session_id: sid });

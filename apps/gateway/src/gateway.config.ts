@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { auditConfigSchema } from '@stoa/audit';
-import { ConfigError, dataDirField, positiveInt } from '@stoa/config';
+import { ConfigError, dataDirField, positiveInt, type ConfigSource } from '@stoa/config';
 import { connectorFields, loadConnectorConfig, poolConfigSchema, upstreamSchema } from '@stoa/connectors';
 import { databaseConfigSchema } from '@stoa/persistence';
 
@@ -68,7 +68,7 @@ export interface GatewaySettings {
 }
 
 export function loadGatewaySettings(
-  file: string | undefined,
+  file: ConfigSource,
   overrides: Record<string, unknown>,
   env: NodeJS.ProcessEnv,
 ): GatewaySettings {

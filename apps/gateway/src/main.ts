@@ -1,11 +1,10 @@
 import 'reflect-metadata';
-import { createHttpApp, listenOn, PrincipalResolver, refuseOpenNoopBind, serveAdminDocs } from '@stoa/auth';
+import { refuseOpenNoopBind } from '@stoa/auth';
 import { parseCli } from '@stoa/config';
-import { connectorFastPath, connectorOverrides, connectorUsage, UpstreamPool } from '@stoa/connectors';
+import { connectorOverrides, connectorUsage } from '@stoa/connectors';
 import { closeOnSignals, refuseStartOn, runMain, startupLogger } from '@stoa/core';
 import { loadGatewaySettings } from './gateway.config';
-import { GatewayModule } from './gateway.module';
-import { Guardrails } from './guardrails.service';
+import { createGatewayApp } from './gateway.bootstrap';
 
 const USAGE = connectorUsage('gateway', 'UPSTREAM_<NAME>_URL, GATEWAY_*, REDIS_URL, DATABASE_URL');
 
@@ -16,12 +15,10 @@ runMain('Gateway', async () => {
   const settings = refuseStartOn(() =>
     loadGatewaySettings(cli.file, connectorOverrides(cli, process.env), process.env),
   );
-  const { server, name, upstream } = settings.config;
+  const { name, upstream } = settings.config;
   refuseOpenNoopBind(settings.config);
-  const app = await createHttpApp(GatewayModule.forRoot(settings), { logger, server });
-  app.use(connectorFastPath(app.get(UpstreamPool), app.get(PrincipalResolver), app.get(Guardrails)));
-  serveAdminDocs(app, `Stoa gateway '${name}' admin API`);
-  closeOnSignals(logger, () => app.close());
-  const url = await listenOn(app, server);
+  const { listen, close } = await createGatewayApp(settings, logger);
+  closeOnSignals(logger, close);
+  const url = await listen();
   logger.info({ gateway: name, url: `${url}/mcp`, upstream: upstream.name }, `${name} gateway listening`);
 });

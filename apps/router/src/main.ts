@@ -1,10 +1,10 @@
 import 'reflect-metadata';
-import { createHttpApp, listenOn, PrincipalResolver, refuseOpenNoopBind, serveAdminDocs } from '@stoa/auth';
+import { refuseOpenNoopBind } from '@stoa/auth';
 import { parseCli } from '@stoa/config';
-import { connectorFastPath, connectorOverrides, connectorUsage, UpstreamPool } from '@stoa/connectors';
+import { connectorOverrides, connectorUsage } from '@stoa/connectors';
 import { closeOnSignals, refuseStartOn, runMain, startupLogger } from '@stoa/core';
 import { loadRouterSettings } from './router.config';
-import { RouterModule } from './router.module';
+import { createRouterApp } from './router.bootstrap';
 
 const USAGE = connectorUsage('router', 'UPSTREAM_<NAME>_URL');
 
@@ -13,12 +13,10 @@ runMain('Router', async () => {
   const cli = parseCli(USAGE);
   if (cli.help) return void process.stdout.write(`${USAGE}\n`);
   const settings = refuseStartOn(() => loadRouterSettings(cli.file, connectorOverrides(cli, process.env), process.env));
-  const { server, name, upstreams } = settings.config;
+  const { name, upstreams } = settings.config;
   refuseOpenNoopBind(settings.config);
-  const app = await createHttpApp(RouterModule.forRoot(settings), { logger, server });
-  app.use(connectorFastPath(app.get(UpstreamPool), app.get(PrincipalResolver)));
-  serveAdminDocs(app, `Stoa router '${name}' admin API`);
-  closeOnSignals(logger, () => app.close());
-  const url = await listenOn(app, server);
+  const { listen, close } = await createRouterApp(settings, logger);
+  closeOnSignals(logger, close);
+  const url = await listen();
   logger.info({ router: name, url: `${url}/mcp`, upstreams: upstreams.map((u) => u.name) }, `${name} router listening`);
 });

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigError } from '@stoa/config';
-import { ConnectorMcpService, UpstreamPool } from '@stoa/connectors';
+import { ConnectorMcpService, UpstreamPool, UpstreamResources } from '@stoa/connectors';
 import type { ToolDefinition } from '@stoa/mcp';
 import type { RouterSettings } from './router.config';
 import { ROUTER_SETTINGS } from './router.tokens';
@@ -17,10 +17,13 @@ export class RouterMcpService extends ConnectorMcpService {
     pool: UpstreamPool,
   ) {
     const c = settings.config;
+    const upstreamResources = new UpstreamResources(pool);
     super(pool, {
       name: `${c.name}-router`,
       instructions: c.description || 'Router aggregating the tools of several code-execution servers.',
       sessionPrefix: 'r',
+      resources: upstreamResources,
+      skills: upstreamResources.skills,
     });
     this.checkBridges(true);
     pool.on('changed', () => this.checkBridges(false));

@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { Principal } from '@stoa/core';
-import { proxyTool, relayProgress, type Upstream, type UpstreamPool } from '@stoa/connectors';
+import { proxyTool, relayProgress, type Upstream, type UpstreamCatalog, type UpstreamPool } from '@stoa/connectors';
 import {
   defineTool,
   isExecuteTool,
@@ -18,7 +18,9 @@ import {
   ToolSearch,
   type Bridge,
   type DomainCatalog,
+  type ParameterSpec,
   type SearchConfig,
+  type ToolDef,
 } from '@stoa/tools';
 
 /**
@@ -90,12 +92,15 @@ export function routerTools(
     .map((u) => ({ upstream: u, catalog: u.catalog!.domain }));
   const catalogs = live.map((l) => l.catalog);
   const upstreamOf = new Map(live.map((l) => [l.catalog.serverName, l.upstream.name]));
+  // Plain MCP servers are searched by their MCP tools, called by name (not inside an execute_<server>_code).
+  const plain = new Map(live.flatMap((l) => plainCatalog(l.upstream.catalog!) ?? []).map((c) => [c.serverName, c]));
+  const searchable = catalogs.map((c) => plain.get(c.serverName) ?? c);
   const out: ToolDefinition[] = [];
   const skillTool = `load_${router}_skill`;
-  if (catalogs.some((c) => c.tools.length || c.skills.length)) {
+  if (searchable.some((c) => c.tools.length || c.skills.length)) {
     const search = new ToolSearch(
-      catalogs,
-      (server) => `execute_${server}_code`,
+      searchable,
+      (server, tool) => (plain.has(server) ? tool.name : `execute_${server}_code`),
       (skill, server) =>
         `Load with ${skillTool}(skill_name="${skill.name}", upstream="${upstreamOf.get(server) ?? server}")`,
       limits,
@@ -104,8 +109,8 @@ export function routerTools(
       defineTool({
         name: `search_${router}_tools`,
         description:
-          `Search the domain tools and skills of every server behind ${router} (BM25 over names, descriptions and what each tool is for). ` +
-          "Each hit names its server: call tools inside that server's execute_<server>_code, read skills with " +
+          `Search the domain tools and skills of every server behind ${router} by name, description or what they are for. ` +
+          "Each hit names its server and, in to_access, how to call it: a domain tool inside that server's execute_<server>_code, a plain MCP tool by its name; read skills with " +
           `${skillTool}. Narrow with category='tools' or 'skills'; an empty query with top=999 lists everything.`,
         input: searchInputSchema,
         annotations: { readOnlyHint: true, openWorldHint: false },
@@ -191,4 +196,39 @@ function planTool(router: string, graph: StateGraph): ToolDefinition {
     annotations: { readOnlyHint: true, openWorldHint: false },
     handler: (a) => Promise.resolve(graph.answer(a)),
   });
+}
+
+/**
+ * A plain MCP server (no domain catalog, no code-execution tool, such as a square) is searched by its MCP tools:
+ * names, descriptions and argument descriptions from tools/list; hits are called by their own name.
+ */
+function plainCatalog(c: UpstreamCatalog): DomainCatalog | undefined {
+  const d = c.domain;
+  if (d.tools.length || d.skills.length || !c.mcpTools.length || c.mcpTools.some((t) => isExecuteTool(t.name)))
+    return undefined;
+  const tools = c.mcpTools.map((t, id): ToolDef => {
+    const schema = t.inputSchema as {
+      properties?: Record<string, { type?: unknown; description?: unknown }>;
+      required?: unknown;
+    };
+    const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
+    const parameters = Object.entries(schema.properties ?? {}).map(([name, p]): ParameterSpec => ({
+      name,
+      type: typeof p.type === 'string' ? p.type : 'object',
+      description: typeof p.description === 'string' ? p.description : '',
+      required: required.has(name),
+    }));
+    return {
+      id,
+      name: t.name,
+      description: t.description ?? '',
+      parameters,
+      returns: [],
+      module: '',
+      requires: [],
+      produces: [],
+      affordances: [],
+    };
+  });
+  return { ...d, tools };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError } from '@stoa/config';
+import { ConfigError, type ConfigSource } from '@stoa/config';
 import { connectorFields, loadConnectorConfig, poolConfigSchema, upstreamSchema } from '@stoa/connectors';
 import { searchConfigSchema } from '@stoa/tools';
 
@@ -59,14 +59,17 @@ export interface RouterSettings {
 
 /** Loads the router YAML (+ env + CLI overrides); every problem is reported at once. */
 export function loadRouterSettings(
-  file: string | undefined,
+  file: ConfigSource,
   overrides: Record<string, unknown>,
   env: NodeJS.ProcessEnv,
 ): RouterSettings {
   const { config, baseDir } = loadConnectorConfig(routerConfigSchema, file, overrides, env, applyUpstreamEnv);
   const names = new Set<string>();
   for (const u of config.upstreams) {
-    if (names.has(u.name)) throw new ConfigError(file ?? '(environment)', [`upstreams: duplicate name '${u.name}'`]);
+    if (names.has(u.name))
+      throw new ConfigError(typeof file === 'string' ? file : file ? '(config object)' : '(environment)', [
+        `upstreams: duplicate name '${u.name}'`,
+      ]);
     names.add(u.name);
   }
   return { config, baseDir };

@@ -11,12 +11,15 @@ import { AUTH_SETTINGS, EntraAuthGuard, PrincipalGuard } from './principal.guard
 import { PrincipalResolver } from './principal-resolver.service';
 import { PROTECTED_RESOURCE_SETTINGS } from './protected-resource';
 import { WellKnownController } from './well-known.controller';
+import { CUSTOM_PRINCIPAL_RESOLVER, type CustomPrincipalResolver } from './custom-principal';
 
 export interface AuthModuleOptions {
   auth: AuthConfig;
   publicBaseUrl?: string;
   /** Where a no-op server writes its random admin token unless `auth.admin_token_file` says otherwise. */
   adminTokenFile: string;
+  /** An embedding's own identity source, asked before Entra / no-op. */
+  principalResolver?: CustomPrincipalResolver;
 }
 
 /** Global auth for an app: principal guard (Entra or no-op), admin role, RFC 9728 discovery, HTTP error shape. */
@@ -48,6 +51,7 @@ export class AuthModule {
           provide: ENTRA_VERIFIER,
           useValue: auth.mode === 'entra' ? new EntraTokenVerifier(entraSettings(auth)) : undefined,
         },
+        ...(opts.principalResolver ? [{ provide: CUSTOM_PRINCIPAL_RESOLVER, useValue: opts.principalResolver }] : []),
         EntraStrategy,
         EntraAuthGuard,
         PrincipalResolver,

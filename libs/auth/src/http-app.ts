@@ -56,3 +56,25 @@ export async function listenOn(app: NestExpressApplication, server: ServerConfig
   }
   return (await app.getUrl()).replace('[::1]', '127.0.0.1');
 }
+
+/** A built app, not yet listening: what every app's bootstrap returns (main.ts and embeddings use it alike). */
+export interface ServerApp {
+  app: NestExpressApplication;
+  /** Listens (on `port` instead of server.port when given); the base URL. */
+  listen: (port?: number) => Promise<string>;
+  /** Stops the app and whatever it started. */
+  close: () => Promise<void>;
+}
+
+/** {@link ServerApp} of a Nest app listening where `server` says; `close` defaults to the app's own. */
+export function serverApp(
+  app: NestExpressApplication,
+  server: ServerConfig,
+  close: () => Promise<void> = () => app.close(),
+): ServerApp {
+  return {
+    app,
+    listen: (port) => listenOn(app, port === undefined ? server : { ...server, port }),
+    close,
+  };
+}

@@ -19,8 +19,21 @@ export { AuthModule, type AuthModuleOptions } from './auth.module';
 /** HTTP hardening every app installs: Host/Origin checks, helmet on /admin, JSON bodies with a clear 413. */
 export { type HttpBasicsOptions } from './http-basics';
 /** An app's Nest HTTP app for its `main.ts`: created hardened, admin OpenAPI document, listening. */
-export { adminApiDocument, createHttpApp, listenOn, serveAdminDocs, type HttpAppOptions } from './http-app';
+export {
+  adminApiDocument,
+  createHttpApp,
+  listenOn,
+  serveAdminDocs,
+  serverApp,
+  type HttpAppOptions,
+  type ServerApp,
+} from './http-app';
 /** A request's principal outside the guard chain (connector hot paths). */
 export { PrincipalResolver } from './principal-resolver.service';
 /** `server:` — the HTTP listener block every app shares. */
 export { serverConfigSchema, type ServerConfig } from './server.config';
+
+/** A browser page's static files served with a strict CSP (the activity dashboard, the square's live view). */
+export { STRICT_PAGE_CSP, StaticPage } from './static-page';
+/** The identity extension point: an embedding's own resolver (a gateway header, mTLS), asked before Entra / no-op. */
+export { CUSTOM_PRINCIPAL_RESOLVER, type CustomPrincipalResolver, type ResolvedIdentity } from './custom-principal';

@@ -1,4 +1,4 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
 import type { Request } from 'express';
@@ -8,6 +8,7 @@ import { isLoopback } from './bind';
 import { IS_ADMIN, IS_PUBLIC } from './decorators';
 import type { AuthFailure } from './entra.strategy';
 import { noopPrincipal } from './noop-auth';
+import { CUSTOM_PRINCIPAL_RESOLVER, type CustomPrincipalResolver, customPrincipal } from './custom-principal';
 import { tokenMatches } from './admin-token';
 
 export interface AuthSettings {
@@ -45,13 +46,17 @@ export class PrincipalGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly entra: EntraAuthGuard,
     @Inject(AUTH_SETTINGS) private readonly settings: AuthSettings,
+    @Optional() @Inject(CUSTOM_PRINCIPAL_RESOLVER) private readonly custom?: CustomPrincipalResolver,
   ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const targets = [ctx.getHandler(), ctx.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
     const req = ctx.switchToHttp().getRequest<PrincipalRequest>();
-    if (this.settings.mode === 'noop') {
+    const custom = this.custom && (await customPrincipal(this.custom, req));
+    if (custom) {
+      req.principal = custom;
+    } else if (this.settings.mode === 'noop') {
       req.principal = noopPrincipal(req.headers.authorization);
     } else {
       await this.entra.canActivate(ctx);

@@ -42,6 +42,7 @@ const ctx: ToolContext = {
   principal: { id: DEV_PRINCIPAL_ID, roles: [], scopes: [], source: 'noop' },
   signal: new AbortController().signal,
   tasksSupported: false,
+  log: () => Promise.resolve(),
 };
 
 /** Calls a tool as the MCP endpoint would: arguments validated by its zod schema first. */

@@ -6,10 +6,20 @@ import { ConfigError } from './config.errors';
 import { envMapOf, type EnvMap } from './env-names';
 import { unknownKeyProblems } from './unknown-keys';
 
+/** A config given in code instead of a YAML file: the same document, validated by the same schema. */
+export interface ConfigDocument {
+  document: Readonly<Record<string, unknown>>;
+  /** Where relative paths in the document resolve (a YAML file's directory); default: the working directory. */
+  baseDir?: string;
+}
+
+/** A YAML file path, a config object, or nothing (defaults and env only). */
+export type ConfigSource = string | ConfigDocument | undefined;
+
 export interface LoadConfigOptions<S extends z.ZodType> {
   schema: S;
-  /** YAML file to read; omitted → only defaults and env. */
-  file?: string;
+  /** YAML file to read, or a config object; omitted → only defaults and env. */
+  file?: ConfigSource;
   env?: NodeJS.ProcessEnv;
   /** Env names beyond those the schema's fields declare with `meta({ env })` (e.g. an app-specific alias). */
   envMap?: EnvMap;
@@ -27,8 +37,9 @@ export interface LoadedConfig<T> {
 
 /** Reads YAML + env + overrides and validates them; throws one ConfigError naming every bad key (unknown ones too). */
 export function loadConfig<S extends z.ZodType>(options: LoadConfigOptions<S>): LoadedConfig<z.output<S>> {
-  const source = options.file ?? '(defaults and environment)';
-  const raw = options.file ? readYaml(options.file) : {};
+  const file = options.file;
+  const source = typeof file === 'string' ? file : file ? '(config object)' : '(defaults and environment)';
+  const raw = typeof file === 'string' ? readYaml(file) : file ? structuredClone({ ...file.document }) : {};
   const env = options.env ?? process.env;
   options.prepare?.(raw, env);
   const envSources = new Map<string, string>();
@@ -43,7 +54,9 @@ export function loadConfig<S extends z.ZodType>(options: LoadConfigOptions<S>): 
     if (value !== undefined) setPath(raw, path, value);
   }
   const config = parseConfig(options.schema, raw, source, envSources);
-  return { config, baseDir: options.file ? dirname(resolve(options.file)) : process.cwd() };
+  const baseDir =
+    typeof file === 'string' ? dirname(resolve(file)) : file?.baseDir ? resolve(file.baseDir) : process.cwd();
+  return { config, baseDir };
 }
 
 /**

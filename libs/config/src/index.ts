@@ -4,6 +4,8 @@ export { ConfigError } from './config.errors';
 export {
   boolish,
   checkConfig,
+  type ConfigDocument,
+  type ConfigSource,
   dataDirField,
   loadConfig,
   nonNegative,

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { All, Controller, Inject, type OnApplicationShutdown, Req, Res } from '@nestjs/common';
 import { CurrentPrincipal } from '@stoa/auth';
 import { type Principal, randomToken } from '@stoa/core';
-import { McpEndpoint, type McpRequest, type ToolDefinition } from '@stoa/mcp';
+import { McpEndpoint, type McpRequest, type McpServerSpec, type ToolDefinition } from '@stoa/mcp';
 import { UpstreamPool } from './upstream-pool';
 
 /** How a connector introduces itself to clients, and the prefix of the MCP session ids it mints. */
@@ -10,6 +10,9 @@ export interface ConnectorMcpInfo {
   name: string;
   instructions: string;
   sessionPrefix: string;
+  /** Resources and skills the connector serves (the router: its upstreams'). */
+  resources?: McpServerSpec['resources'];
+  skills?: McpServerSpec['skills'];
 }
 
 /**
@@ -28,7 +31,14 @@ export abstract class ConnectorMcpService implements OnApplicationShutdown {
   ) {
     pool.on('changed', () => (this.current = undefined));
     this.endpoint = new McpEndpoint(
-      { name: info.name, version: '0.1.0', instructions: info.instructions, tools: () => this.tools() },
+      {
+        name: info.name,
+        version: '0.1.0',
+        instructions: info.instructions,
+        tools: () => this.tools(),
+        resources: info.resources,
+        skills: info.skills,
+      },
       {
         mintSessionId: () => `${info.sessionPrefix}-${randomToken(24)}`,
         legacyIdleMs: 30 * 60_000,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { activityPublisherConfigSchema, metricsConfigSchema, tracingConfigSchema } from '@stoa/activity';
 import { authConfigSchema, serverConfigSchema } from '@stoa/auth';
-import { loadConfig, serverName, type LoadedConfig } from '@stoa/config';
+import { loadConfig, serverName, type LoadedConfig, type ConfigSource } from '@stoa/config';
 
 /**
  * The keys every connector's YAML has (reference §8.8 env names plus ours): name, listener, auth, observability.
@@ -24,7 +24,7 @@ export const connectorFields = {
  */
 export function loadConnectorConfig<S extends z.ZodType>(
   schema: S,
-  file: string | undefined,
+  file: ConfigSource,
   overrides: Record<string, unknown>,
   env: NodeJS.ProcessEnv,
   prepare: (raw: Record<string, unknown>, env: NodeJS.ProcessEnv) => void,

@@ -71,7 +71,7 @@ export function connectorFastPath(pool: UpstreamPool, principals: PrincipalResol
     } else if (!((method === 'tasks/get' || method === 'tasks/cancel') && body?.params?.taskId)) {
       return next();
     }
-    void principals.tryResolve(req.headers.authorization).then((principal) => {
+    void principals.tryResolve(req.headers.authorization, req).then((principal) => {
       if (!principal) return next();
       req.principal = principal; // for the access log
       const done = route

@@ -30,3 +30,5 @@ export { connectorFields, connectorOverrides, connectorUsage, loadConnectorConfi
 export { ConnectorMcpService, type ConnectorMcpInfo } from './connector-mcp';
 /** The module of a connector app: logging, auth, the pool, `/mcp`, plus the app's own parts. */
 export { connectorModule, type ConnectorModuleSpec } from './connector-module';
+/** Upstreams' resources and skills for the caller, each URI answered by the upstream that owns it. */
+export { UpstreamResources } from './upstream-resources';

@@ -1,5 +1,6 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { LRUCache } from 'lru-cache';
+import { traceCarrier } from '@stoa/activity';
 
 /**
  * MCP clients for upstreams that only speak the 2025 era (sessionful): one per caller principal and upstream,
@@ -32,7 +33,7 @@ export class LegacyClients {
       );
       const headers = authorization ? { Authorization: authorization } : undefined;
       await client.connect(
-        new StreamableHTTPClientTransport(new URL(mcpUrl), headers ? { requestInit: { headers } } : undefined),
+        new StreamableHTTPClientTransport(new URL(mcpUrl), { requestInit: headers && { headers }, fetch: tracedFetch }),
       );
       return client;
     })();
@@ -50,3 +51,16 @@ export class LegacyClients {
     this.clients.clear();
   }
 }
+
+/**
+ * fetch for the SDK transport: each request carries the active span's `traceparent` (and `tracestate`) as HTTP
+ * headers, so a 2025-era upstream's spans are children of the connector's hop (2025 requests have no `_meta` for
+ * it). Untraced, the request goes out unchanged.
+ */
+const tracedFetch: typeof fetch = (input, init) => {
+  const trace = traceCarrier();
+  if (!trace.traceparent) return fetch(input, init);
+  const headers = new Headers(init?.headers);
+  for (const [k, v] of Object.entries(trace)) headers.set(k, v);
+  return fetch(input, { ...init, headers });
+};

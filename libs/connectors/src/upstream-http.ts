@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { createParser } from 'eventsource-parser';
-import { Pool } from 'undici';
+import type { Readable } from 'node:stream';
+import { type Dispatcher, Pool } from 'undici';
 import { resultRefs, type ResultRefs } from '@stoa/mcp';
 import { upstreamUrls } from './upstream-url';
 
@@ -60,6 +61,20 @@ export class UpstreamHttp {
       /* not JSON: keep the text for the error message */
     }
     return { status: r.statusCode, body };
+  }
+
+  /**
+   * Sends a plain HTTP request below the upstream's base URL over the same keep-alive pool (download links,
+   * object transfers relayed by a dispatcher); the caller reads or pipes the answer.
+   */
+  request(opts: {
+    method: 'GET' | 'POST';
+    path: string;
+    headers: Record<string, string>;
+    body?: Readable;
+    signal?: AbortSignal;
+  }): Promise<Dispatcher.ResponseData> {
+    return this.pool.request({ ...opts, path: `${this.urls.basePath}${opts.path}` });
   }
 
   /**

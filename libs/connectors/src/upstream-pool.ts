@@ -292,9 +292,14 @@ export function paramHeaders(tool: McpToolInfo | undefined, args: Record<string,
       !(typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
     )
       continue;
-    const text = String(value);
-    out[`mcp-param-${header.toLowerCase()}`] =
-      /^[\x20-\x7e]*$/.test(text) && text.trim() === text ? text : `=?base64?${Buffer.from(text).toString('base64')}?=`;
+    out[`mcp-param-${header.toLowerCase()}`] = headerValue(String(value));
   }
   return out;
+}
+
+/** A value as an `Mcp-Name` / `Mcp-Param-*` header: as is when plain ASCII, else in the Base64 sentinel form. */
+export function headerValue(text: string): string {
+  return /^[\x20-\x7e]*$/.test(text) && text.trim() === text
+    ? text
+    : `=?base64?${Buffer.from(text).toString('base64')}?=`;
 }

@@ -11,7 +11,7 @@ export {
 /** Random ids, tokens and HMAC signatures. */
 export { randomId, randomToken, sign, verifySignature } from './ids';
 /** The caller of a request. */
-export { DEV_PRINCIPAL_ID, type Principal } from './principal';
+export { DEV_PRINCIPAL_ID, tokenlessPrincipal, type Principal } from './principal';
 /** An app's `main`: start-up refusals (exit 2), the process logger, graceful stop on signals. */
 export { closeOnSignals, refuseStartOn, runMain, startupLogger, StartupRefusedError } from './startup';
 /** Bounded waits. */

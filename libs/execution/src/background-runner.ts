@@ -5,6 +5,7 @@ import { SessionStatus, type SessionService } from '@stoa/sessions';
 import type { CellRunner, SessionRun } from './cell-runner.service';
 import type { ExecutionSettings } from './execution.config';
 import type { ExecutionActivity } from './execution-activity';
+import type { HookRunner } from './execution-hooks';
 import type { ExecuteCall, JobHandle } from './execution.types';
 
 type Stream = 'stdout' | 'stderr';
@@ -52,6 +53,7 @@ export class BackgroundRunner {
     private readonly cells: CellRunner,
     private readonly sessions: SessionService,
     private readonly settings: Pick<ExecutionSettings, 'serverName' | 'promotionThresholdS'>,
+    private readonly hooks: HookRunner,
     private readonly activity?: ExecutionActivity,
   ) {}
 
@@ -112,7 +114,10 @@ export class BackgroundRunner {
         ? `Session ${runtime.record.id} was closed while job ${jobId} was running`
         : (failure?.summary ?? null);
       const status = failure || closed ? JobStatus.failed : JobStatus.completed;
-      await this.jobs.finish(jobId, { status, error, result: { ...result, session_id: runtime.record.id } });
+      const hooked = { ...result, description: call.description, session_id: runtime.record.id };
+      const shown: Record<string, unknown> = { ...(await this.hooks.after(call, hooked)) };
+      delete shown.description; // job results never carried one
+      await this.jobs.finish(jobId, { status, error, result: shown });
       this.activity?.jobFinished(call, jobId, status, result, error);
     } catch (err) {
       await this.jobs

@@ -67,7 +67,8 @@ export class BatchRunner {
     signal: AbortSignal,
     onOutput: (stream: 'stdout' | 'stderr', text: string) => void,
   ): Promise<BatchItemOutcome> {
-    const { kernel, dirs } = await this.kernels.acquire();
+    const lease = await this.kernels.acquire();
+    const { kernel, dirs } = lease;
     const stop = () => kernel.kill();
     signal.addEventListener('abort', stop);
     try {
@@ -111,8 +112,7 @@ export class BatchRunner {
       };
     } finally {
       signal.removeEventListener('abort', stop);
-      await kernel.close();
-      await this.kernels.releaseDirs(dirs);
+      this.kernels.retire(lease); // reaped after the item's result is recorded
     }
   }
 }

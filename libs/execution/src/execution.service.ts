@@ -6,6 +6,7 @@ import { BackgroundRunner } from './background-runner';
 import { CellRunner, oversizedCode } from './cell-runner.service';
 import { EXECUTION_SETTINGS, type ExecutionSettings } from './execution.config';
 import { ExecutionActivity } from './execution-activity';
+import { EXECUTION_HOOKS, type ExecutionHooks, HookRunner } from './execution-hooks';
 import type { ExecuteInput, ExecuteOrigin, ExecuteResult, JobHandle } from './execution.types';
 import { InlineRunner } from './inline-runner';
 import { emptyResult } from './result-shape';
@@ -16,6 +17,7 @@ export class ExecutionService {
   private readonly inline: InlineRunner;
   /** Present when the app has a job queue; without one every run is inline, whatever the mode. */
   private readonly background?: BackgroundRunner;
+  private readonly hooks: HookRunner;
 
   constructor(
     @Inject(EXECUTION_SETTINGS) private readonly settings: ExecutionSettings,
@@ -23,9 +25,11 @@ export class ExecutionService {
     private readonly cells: CellRunner,
     activity: ExecutionActivity,
     @Optional() jobs?: JobService,
+    @Optional() @Inject(EXECUTION_HOOKS) hooks?: ExecutionHooks,
   ) {
+    this.hooks = new HookRunner(settings.serverName, hooks);
     this.inline = new InlineRunner(cells, sessions, settings.promotionThresholdS, activity);
-    this.background = jobs && new BackgroundRunner(jobs, cells, sessions, settings, activity);
+    this.background = jobs && new BackgroundRunner(jobs, cells, sessions, settings, this.hooks, activity);
   }
 
   /** Picks the session for an execute call: explicit id, the legacy MCP session, or a new one. */
@@ -61,11 +65,24 @@ export class ExecutionService {
         stderr: `Session busy — job ${runtime.busyJob} is still running`,
       };
     this.sessions.touch(runtime);
-    const call = { principal, runtime, code: input.code, timeoutS, description, origin };
+    const placed = { principal, runtime, timeoutS, description, origin };
+    const hooked = await this.hooks.before(placed, input.code);
+    if ('refusal' in hooked)
+      return {
+        ...emptyResult(),
+        description,
+        stderr: hooked.refusal,
+        error: hooked.refusal,
+        session_id: runtime.record.id,
+      };
+    const call = { ...placed, code: hooked.code };
     const background = this.background;
     if (background && this.settings.mode === 'async_only') return background.start(call);
-    if (background && this.settings.mode === 'adaptive') return this.inline.runAdaptive(call, background);
-    return this.inline.run(call);
+    const out =
+      background && this.settings.mode === 'adaptive'
+        ? await this.inline.runAdaptive(call, background)
+        : await this.inline.run(call);
+    return 'job_id' in out ? out : this.hooks.after(call, out);
   }
 
   /** Cancels the caller's background job: recorded as cancelled, and the session's kernel is interrupted (namespace kept). */

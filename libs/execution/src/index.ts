@@ -16,3 +16,5 @@ export { truncateStderr, truncateStdout } from './truncation';
 export type { ExecuteInput, ExecuteOrigin, ExecuteResult, FunctionPolicy, JobHandle } from './execution.types';
 /** Parallel batch items: validation and isolated runs. */
 export { BatchRunner, batchItemCodes, type BatchItem, type BatchItemOutcome } from './batch-runner.service';
+/** The hooks extension point: validate / preprocess / postprocess around every execute call. */
+export { EXECUTION_HOOKS, type ExecutionHooks, type HookContext } from './execution-hooks';

@@ -329,17 +329,14 @@ def disallowed_actions_text(allowed_prefixes=DEFAULT_ALLOWED_PATH_PREFIXES, bloc
         "- Blocked calls: %s\n"
         "- Blocked dangerous calls: %s\n"
         "- Relative path traversal using '..' segments is blocked.\n"
-        "- Absolute path literals are restricted. To save files for the user, use "
-        "agora_output('filename') or write under AGORA_OUTPUT_DIR (both are pre-defined kernel "
-        "variables); to load data, reference it with an asset tag (e.g. <local>/path/to/file</local>) "
-        "rather than a filesystem path. Hardcoded absolute paths are allowed only under "
-        "(internal scratch, not visible to the user): %s\n"
+        "- Absolute path literals are allowed only under %s (internal scratch, not visible to the "
+        "user). Save files for the user with agora_output('filename') or under AGORA_OUTPUT_DIR (both "
+        "pre-defined); load data with an asset tag (e.g. <local>/path/to/file</local>), not a path.\n"
         "\n"
         "Auto-resolution of assets:\n"
-        "Asset tags (<local>path</local> or <blob>id</blob>) embedded as string literals in code are "
-        "detected and resolved automatically. A tag must be a complete string literal in an "
-        "assignment, a function argument, a return value, or a list/dict/tuple/set literal. It is "
-        "replaced with a variable holding a pathlib.Path to a locally cached copy of the file."
+        "An asset tag (<local>path</local> or <blob>id</blob>) written as a complete string literal "
+        "(assigned, passed, returned, or inside a list/dict/tuple/set literal) is replaced by a "
+        "pathlib.Path to a locally cached copy of the file."
         % (
             listing(BLOCKED_MODULES if blocked_modules is None else blocked_modules),
             listing(name for names in families.values() for name in names),

@@ -1,10 +1,10 @@
 """Stoa kernel supervisor: owns the host's pipes; user code runs in a child process that cannot reach them.
 
-Stdlib only (Python >= 3.8). The host talks to this process only: commands on CMD_FD (one line each,
-``<id> <nonce> <json>``), replies on REPLY_FD (JSON lines), interrupt requests on CTL_FD. The user-code
-process (forked after the rlimits and the uid drop) has those three fds closed and never sees a nonce; it
-gets each command as ``<token> <json>`` on a private pipe (a fresh random token per command) and answers
-``<token> <json>`` on another. This process
+Stdlib only (Python >= 3.8). The host tells this process which command is pending on CMD_FD (one line each,
+``<id> <nonce> <token>``), takes replies on REPLY_FD (JSON lines) and sends interrupt requests on CTL_FD. The
+user-code process (forked after the rlimits and the uid drop) has those three fds closed and never sees a nonce;
+it gets each command straight from the host as ``<token> <json>`` on USER_CMD_FD (a fresh random token per
+command; the host writes the pending line first) and answers ``<token> <json>`` on a private pipe. This process
 frames every reply for the host itself and writes the end-of-execution markers (``\\0STOA:<nonce>\\0\\n``) to
 fds 1 and 2, which it shares with the user process, only after that process answered: user code can neither
 write on the host's channels nor fake a marker. It is non-dumpable, so the user process (same uid, no
@@ -25,6 +25,7 @@ import time
 CMD_FD = int(os.environ.pop("STOA_CMD_FD", "3"))
 REPLY_FD = int(os.environ.pop("STOA_REPLY_FD", "4"))
 CTL_FD = int(os.environ.pop("STOA_CTL_FD", "5"))
+USER_CMD_FD = int(os.environ.pop("STOA_USER_CMD_FD", "6"))
 # Largest line the user process may send (its driver keeps replies under stoa_driver.MAX_REPLY_BYTES).
 MAX_LINE = 17 * 1024 * 1024
 FAULT_EXIT = 70
@@ -87,9 +88,8 @@ class Lines(object):
 
 
 class Supervisor(object):
-    def __init__(self, child, to_child, from_child):
+    def __init__(self, child, from_child):
         self.child = child
-        self.to_child = to_child
         self.from_child = from_child
         self.parent = os.getppid()
         self.pending = None  # (host id, nonce, token) of the command the user process owes a reply
@@ -108,12 +108,15 @@ class Supervisor(object):
                 os._exit(FAULT_EXIT)
 
     def on_command(self, line):
-        cid, nonce, body = line.split(b" ", 2)
-        token = b"-"
-        if nonce != b"-":  # a command with a reply: the user process answers it with a fresh token, not the id
-            token = os.urandom(8).hex().encode("ascii")
-            self.pending = (cid, nonce, token)
-        _write_all(self.to_child, token + b" " + body + b"\n")
+        cid, nonce, token = line.split(b" ", 2)
+        self.pending = (cid, nonce, token)
+
+    def await_command(self):
+        """A reply came before this process read the host's pending line (written first): read it now."""
+        poller = select.poll()
+        poller.register(CMD_FD, select.POLLIN)
+        if poller.poll(1000):
+            self.read_commands()
 
     def on_reply(self, line):
         cid, _, body = line.partition(b" ")
@@ -123,6 +126,8 @@ class Supervisor(object):
             self.ready = True
             _write_all(REPLY_FD, b'{"type":"ready"}\n')
             return
+        if self.pending is None:
+            self.await_command()
         if self.pending is None or cid != self.pending[2]:
             self.fault("user code wrote to the driver's reply channel (a message that answers no pending command)")
         pending_id, nonce, _token = self.pending
@@ -205,34 +210,33 @@ def main(serve_user):
         return
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     _prctl(PR_SET_DUMPABLE, 0)
-    commands_r, commands_w = os.pipe()
     replies_r, replies_w = os.pipe()
     gc.freeze()  # the user process shares these pages; keep this side from touching them
     supervisor_pid = os.getpid()
     child = os.fork()
     if child == 0:
         try:
-            for fd in (CMD_FD, REPLY_FD, CTL_FD, commands_w, replies_r):
+            for fd in (CMD_FD, REPLY_FD, CTL_FD, replies_r):
                 os.close(fd)
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
             if os.getppid() != supervisor_pid:
                 os._exit(1)
             _prctl(PR_SET_DUMPABLE, 1)
             gc.unfreeze()
-            serve_user(commands_r, replies_w)
+            serve_user(USER_CMD_FD, replies_w)
             os._exit(0)
         except BaseException:  # noqa: B902 - a start-up failure of the driver: its traceback goes to the host's log
             import traceback
             traceback.print_exc()
             os._exit(1)
-    os.close(commands_r)
+    os.close(USER_CMD_FD)
     os.close(replies_w)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
-    supervisor = Supervisor(child, commands_w, replies_r)
+    supervisor = Supervisor(child, replies_r)
     supervisor.wait_child()  # it may have died before the handler was in place
     supervisor.serve(wake_r)
 

@@ -256,7 +256,7 @@ class DisallowedActions(unittest.TestCase):
                       "readlink, remove, removedirs, rename, renames, replace, rglob, rmdir, scandir, symlink, "
                       "system, unlink, walk\n", text)
         self.assertIn("- Blocked dangerous calls: __import__, compile, eval, exec, getattr\n", text)
-        self.assertIn("(internal scratch, not visible to the user): /tmp\n", text)
+        self.assertIn("- Absolute path literals are allowed only under /tmp (internal scratch", text)
         self.assertIn("\n\nAuto-resolution of assets:\n", text)
 
     def test_custom_lists_sorted_and_empty(self):
@@ -265,7 +265,7 @@ class DisallowedActions(unittest.TestCase):
         self.assertIn("- Blocked imports: (none)\n", text)
         self.assertIn("- Blocked calls: a, b\n", text)
         self.assertIn("- Blocked dangerous calls: (none)\n", text)
-        self.assertIn("not visible to the user): /data, /tmp\n", text)
+        self.assertIn("allowed only under /data, /tmp (internal scratch", text)
 
 
 if __name__ == "__main__":

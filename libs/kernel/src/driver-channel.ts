@@ -102,7 +102,12 @@ export class BoundedLines {
   }
 }
 
-/** A command line for the supervisor: `<id> <nonce> <json>` (`-` for a command that gets no reply). */
-export function commandLine(id: number, nonce: string | undefined, body: Record<string, unknown>): string {
-  return `${id} ${nonce ?? '-'} ${JSON.stringify(body)}\n`;
+/** The supervisor's line for a command that gets a reply: `<id> <nonce> <token>` (the user process answers `<token> …`). */
+export function pendingLine(id: number, nonce: string, token: string): string {
+  return `${id} ${nonce} ${token}\n`;
+}
+
+/** A command line for the user-code process: `<token> <json>` (`-` for a command that gets no reply). */
+export function commandLine(token: string, body: Record<string, unknown>): string {
+  return `${token} ${JSON.stringify(body)}\n`;
 }

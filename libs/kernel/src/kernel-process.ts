@@ -8,6 +8,7 @@ import { randomToken, settlesWithin } from '@stoa/core';
 import {
   BoundedLines,
   commandLine,
+  pendingLine,
   type DriverFrame,
   type DriverReply,
   MAX_REPLY_LINE_BYTES,
@@ -47,7 +48,10 @@ interface Pending {
 export class KernelProcess extends EventEmitter<{ exit: [code: number | null, signal: NodeJS.Signals | null] }> {
   readonly startedAt = Date.now();
   private readonly child: ChildProcess;
+  /** To the supervisor: which command is pending and the nonce of its end markers (never seen by user code). */
   private readonly commands: Writable;
+  /** To the user-code process: the commands themselves (sent straight, so the supervisor is not a hop on the way in). */
+  private readonly userCommands: Writable;
   private readonly control: Writable;
   private readonly out = new MarkerSplitter();
   private readonly err = new MarkerSplitter();
@@ -69,12 +73,13 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
       uid: spec.uid,
       gid: spec.gid,
       detached: true, // own process group: the whole tree is killed together
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
     });
-    this.commands = this.child.stdio[3] as Writable;
-    this.control = (this.child.stdio as unknown as Writable[])[5]!;
-    this.commands.on('error', () => undefined); // EPIPE when the kernel died; reported through 'exit'
-    this.control.on('error', () => undefined);
+    const pipes = this.child.stdio as unknown as Writable[];
+    this.commands = pipes[3]!;
+    this.control = pipes[5]!;
+    this.userCommands = pipes[6]!;
+    for (const pipe of [this.commands, this.control, this.userCommands]) pipe.on('error', () => undefined); // EPIPE when the kernel died; reported through 'exit'
     this.pipeStream(this.child.stdout as Readable, this.out, 'stdout');
     this.pipeStream(this.child.stderr as Readable, this.err, 'stderr');
     this.closed = new Promise((resolve) => this.child.once('close', () => resolve()));
@@ -237,8 +242,11 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     this.pending = pending;
     this.out.begin(nonce, stdout, () => ((pending.stdoutDone = true), pending.check()));
     this.err.begin(nonce, stderr, () => ((pending.stderrDone = true), pending.check()));
-    this.commands.write(
-      commandLine(id, nonce, { ...extra, op, code, policy: opts.policy, screen: opts.screen, rewrite: opts.rewrite }),
+    const token = randomToken(8);
+    // The supervisor's line first: it is in its pipe before the user process can answer the command.
+    this.commands.write(pendingLine(id, nonce, token));
+    this.userCommands.write(
+      commandLine(token, { ...extra, op, code, policy: opts.policy, screen: opts.screen, rewrite: opts.rewrite }),
     );
 
     let outcome: ExecutionOutcome = ExecutionOutcome.completed;
@@ -247,7 +255,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
         this.interrupt();
         outcome = ExecutionOutcome.interrupted;
         if (await settlesWithin(done, opts.graceMs))
-          this.commands.write(commandLine(0, undefined, { op: 'reap' })); // before the next command: end what the cell left running
+          this.userCommands.write(commandLine('-', { op: 'reap' })); // before the next command: end what the cell left running
         else {
           outcome = ExecutionOutcome.killed;
           this.kill();

@@ -30,6 +30,8 @@ export interface KernelSettings {
   allowSandboxFallback?: boolean;
   /** Kernels started ahead of demand (default 0 = none). */
   warmPool?: number;
+  /** Most kernels the pool keeps after a burst of new sessions (default: warmPool, i.e. a fixed-size pool). */
+  warmPoolMax?: number;
   /** Extra host paths kernels must be able to read (environment prefix, asset cache…). */
   readPaths?: readonly string[];
   /** Largest object `stash(obj)` accepts in a kernel (STOA_HANDLE_MAX_BYTES; the driver's default is 100 MiB). */
@@ -48,6 +50,8 @@ export const KERNEL_SETTINGS = Symbol('KERNEL_SETTINGS');
 export class KernelService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(KernelService.name);
   private readonly live = new Set<KernelProcess>();
+  /** Kernels being reaped and their directories removed after their result went out (see `retire`). */
+  private readonly retiring = new Set<Promise<void>>();
   private readonly cgroupOf = new WeakMap<KernelProcess, SessionCgroup>();
   private readonly diskUse = new WeakMap<KernelProcess, { usage?: DiskUsage }>();
   private readonly uids: UidLeases | undefined;
@@ -103,6 +107,7 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
       settings.warmPool ?? 0,
       () => this.startFresh(),
       (l) => this.discard(l),
+      settings.warmPoolMax,
     );
     process.once(
       'exit',
@@ -244,12 +249,30 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
     return this.pool.status();
   }
 
+  /** How many kernels the pool would keep ready at `now` (its burst memory fades after 10 minutes). */
+  poolTarget(now?: number): number {
+    return this.pool.target(now);
+  }
+
+  /**
+   * Ends a kernel whose result is already in hand (a batch item): killed now, its reaping and directory removal
+   * run after the caller has answered; shutdown waits for them.
+   */
+  retire(lease: KernelLease): void {
+    lease.kernel.kill();
+    const done = this.discard(lease)
+      .catch((err: Error) => this.logger.warn({ err: err.message }, 'could not clean up a retired kernel'))
+      .finally(() => this.retiring.delete(done));
+    this.retiring.add(done);
+  }
+
   killAll(): void {
     for (const kernel of this.live) kernel.kill();
   }
 
   async onApplicationShutdown(): Promise<void> {
     await this.pool.stop();
+    await Promise.all(this.retiring);
     const kernels = [...this.live];
     await Promise.all(kernels.map((k) => k.close()));
     if (kernels.length) this.logger.log({ count: kernels.length }, 'kernels reaped on shutdown');

@@ -97,4 +97,24 @@ describe('warm kernel pool (real sandboxed kernels)', () => {
       await broken.onApplicationShutdown();
     }
   });
+
+  it('grows to the burst it has seen (two starts at a time, up to its maximum) and forgets it after 10 minutes', async () => {
+    const adaptive = new KernelService(
+      testKernelSettings({ dataDir: mkdtempSync(join(tmpdir(), 'stoa-pool-')), warmPool: 1, warmPoolMax: 3 }),
+    );
+    adaptive.onModuleInit();
+    try {
+      await poolUntil(adaptive, (s) => s.ready === 1);
+      const taken = [0, 1, 2, 3].map(() => adaptive.takeWarm()).filter((l) => l !== undefined);
+      expect(taken).toHaveLength(1); // the burst found one ready kernel…
+      await poolUntil(adaptive, (s) => s.starting === 2); // below a raised target it starts two at a time
+      const grown = await poolUntil(adaptive, (s) => s.ready === 3, 30_000);
+      expect(grown).toMatchObject({ size: 1, max: 3, target: 3 }); // …the next one of its size finds three
+      expect(grown.starting).toBe(0);
+      expect(adaptive.poolTarget(Date.now() + 11 * 60_000)).toBe(1);
+      for (const l of taken) await l.kernel.close();
+    } finally {
+      await adaptive.onApplicationShutdown();
+    }
+  });
 });

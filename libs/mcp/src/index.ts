@@ -9,6 +9,7 @@ export {
   RawToolResult,
   TaskCreated,
   ToolFailure,
+  type LogLevel,
   type McpServerSpec,
   type TaskBackend,
   type TaskView,
@@ -21,3 +22,22 @@ export { isExecuteTool, resultRefs, type ResultRefs } from './result-refs';
 export { listedTools, type ListedTool } from './listed-tools';
 /** Requests refused before the SDK (HTTP method, Content-Type, unbounded names and ids). */
 export { envelopeRefusal, type Refusal } from './request-guard';
+/** MCP resources an app serves for the caller, with 2026-07-28 cache hints. */
+export {
+  combinedResources,
+  resourceNotFound,
+  type CacheHint,
+  type McpResource,
+  type McpResourceContents,
+  type McpResourceTemplate,
+  type ReadResult,
+  type ResourceProvider,
+} from './resources';
+/** The Skills extension (SEP-2640): skills/list, skills/get. */
+export {
+  SKILLS_EXTENSION,
+  skillNotFound,
+  type SkillEntry,
+  type SkillFile,
+  type SkillProvider,
+} from './skills-extension';

@@ -15,7 +15,9 @@ import { clip, type Principal } from '@stoa/core';
 import type { McpServerSpec, ToolContext, ToolDefinition } from './mcp.types';
 import { compactJsonSchema } from './compact-schema';
 import { declaresTasks, principalOf, registerTaskMethods, TASKS_EXTENSION } from './tasks';
-import { errorToToolResult, toToolResult } from './tool-result';
+import { errorToToolResult, toToolResult, withResourceLinks } from './tool-result';
+import { registerResourceMethods } from './resources';
+import { registerSkillMethods, skillsCapability } from './skills-extension';
 import { envelopeRefusal, type Refusal, transportRefusal } from './request-guard';
 import { withReadableErrors } from './readable-errors';
 import { toParsedBodyHandler, webHeaders } from './node-bridge';
@@ -163,7 +165,16 @@ export class McpEndpoint {
    */
   buildServer(era: 'legacy' | 'modern', fixed?: FixedCaller): McpServer {
     const tasks = era === 'modern' ? this.spec.tasks : undefined;
-    const capabilities = tasks ? { tools: {}, extensions: { [TASKS_EXTENSION]: {} } } : { tools: {} };
+    const { resources, skills } = this.spec;
+    const extensions = { ...(tasks ? { [TASKS_EXTENSION]: {} } : {}), ...(skills ? skillsCapability : {}) };
+    // logging: `logging/setLevel` per MCP session (2025 era; the SDK keeps the level per server instance, and
+    // each 2025-era session has its own) or the request's log-level `_meta` (2026-07-28); see ToolContext.log.
+    const capabilities = {
+      tools: {},
+      logging: {},
+      ...(resources ? { resources: {} } : {}),
+      ...(Object.keys(extensions).length ? { extensions } : {}),
+    };
     const server = withReadableErrors(
       new McpServer(
         { name: this.spec.name, version: this.spec.version },
@@ -172,6 +183,10 @@ export class McpEndpoint {
     );
     for (const tool of this.spec.tools()) this.register(server, tool, fixed);
     if (tasks) registerTaskMethods(server, tasks);
+    const caller = (ctx: ServerContext) => fixed?.principal ?? principalOf(ctx);
+    if (resources) registerResourceMethods(server, resources, era, caller);
+    if (skills) registerSkillMethods(server, skills, era, caller);
+    this.spec.extend?.(server, era);
     return server;
   }
 
@@ -199,7 +214,8 @@ export class McpEndpoint {
             const started = performance.now();
             let result: ReturnType<typeof toToolResult>;
             try {
-              result = toToolResult(await tool.handler(args as never, toolContext(ctx, fixed)));
+              const value = await tool.handler(args as never, toolContext(ctx, fixed));
+              result = withResourceLinks(toToolResult(value), this.spec.resultLinks?.(value));
             } catch (err) {
               result = errorToToolResult(err, tool.name);
             }
@@ -254,6 +270,7 @@ function toolContext(ctx: ServerContext, fixed?: FixedCaller): ToolContext {
     transportSessionId: ctx.sessionId ?? fixed?.connectionId,
     signal: ctx.mcpReq.signal,
     functionPolicy,
+    log: (level, data, logger) => ctx.mcpReq.log(level, data, logger).catch(() => undefined),
     progress:
       token === undefined
         ? undefined

@@ -1,5 +1,11 @@
+import type { McpServer } from '@modelcontextprotocol/server';
 import type { Principal } from '@stoa/core';
 import { z } from 'zod';
+import type { McpResource, ResourceProvider } from './resources';
+import type { SkillProvider } from './skills-extension';
+
+/** MCP log levels (RFC 5424 severities), lowest first. */
+export type LogLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency';
 
 /** What a tool handler knows about its call. */
 export interface ToolContext {
@@ -14,6 +20,12 @@ export interface ToolContext {
   progress?: (progress: number, message?: string, total?: number) => Promise<void>;
   /** Domain-function policy set by a gateway in front of this server (`X-Stoa-Function-Policy`). */
   functionPolicy?: { allowed?: string[]; blocked?: string[] };
+  /**
+   * Sends `notifications/message` for this call when the client asked for logs at `level` or below: 2025-era
+   * clients by `logging/setLevel` (per MCP session), 2026-07-28 clients by the log-level `_meta` of the request.
+   * Otherwise (and when the client left) it does nothing.
+   */
+  log: (level: LogLevel, data: unknown, logger?: string) => Promise<void>;
 }
 
 /** One MCP tool: name, description, zod input schema and handler. Handlers return JSON-able values or text. */
@@ -72,6 +84,17 @@ export interface McpServerSpec {
   tools: () => readonly ToolDefinition[];
   /** Enables the Tasks extension for 2026-07-28 clients that declare it. */
   tasks?: TaskBackend;
+  /** Serves MCP resources (declares the `resources` capability). */
+  resources?: ResourceProvider;
+  /** Serves the Skills extension (SEP-2640); its files must be readable through `resources`. */
+  skills?: SkillProvider;
+  /** Resources a tool result's value refers to, added to the result as `resource_link` content. */
+  resultLinks?: (value: unknown) => McpResource[];
+  /**
+   * Registers more on each MCP server instance (one per 2025-era session or 2026-07-28 request) after the tools:
+   * resources, prompts, extra methods. Used by profiles such as the conformance fixtures; apps leave it unset.
+   */
+  extend?: (server: McpServer, era: 'legacy' | 'modern') => void;
 }
 
 /** An integer argument whose JSON Schema stays `{"type": "number"}` (zod's .int() adds ±2^53 bounds that cost tokens in tools/list). */

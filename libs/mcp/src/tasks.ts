@@ -43,7 +43,7 @@ const notFound = () => new ProtocolError(ProtocolErrorCode.InvalidParams, 'Faile
 const params = { params: z.object({ taskId: z.string() }) };
 
 /**
- * `tasks/get` and `tasks/cancel` (the SDK has no runtime for the Tasks extension). Lookups are scoped to
+ * `tasks/get`, `tasks/update` and `tasks/cancel` (the SDK has no runtime for the Tasks extension). Lookups are scoped to
  * the caller: someone else's task id is "not found", like an unknown one.
  */
 export function registerTaskMethods(server: McpServer, backend: TaskBackend): void {
@@ -52,6 +52,16 @@ export function registerTaskMethods(server: McpServer, backend: TaskBackend): vo
     const task = await backend.get(principalOf(ctx), taskId);
     if (!task) throw notFound();
     return taskWire(task);
+  });
+  // tasks/update delivers input to a task in input_required; ours never ask for input (jobs run to the end).
+  server.server.setRequestHandler('tasks/update', params, async ({ taskId }, ctx) => {
+    requireTasks(ctx);
+    const task = await backend.get(principalOf(ctx), taskId);
+    if (!task) throw notFound();
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `Task ${taskId} is ${task.status}, not input_required: it takes no input. Poll it with tasks/get.`,
+    );
   });
   server.server.setRequestHandler('tasks/cancel', params, async ({ taskId }, ctx) => {
     requireTasks(ctx);

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { isAppError } from '@stoa/core';
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { RawToolResult, TaskCreated, ToolFailure, type TaskView } from './mcp.types';
+import type { McpResource } from './resources';
 import { refsOfValue, withRefs } from './result-refs';
 
 const logger = new Logger('McpTools');
@@ -21,6 +22,15 @@ export function toToolResult(value: unknown): CallToolResult {
   if (value instanceof TaskCreated) return { resultType: 'task', ...taskWire(value.task) } as unknown as CallToolResult;
   const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
   return withRefs<CallToolResult>({ content: [{ type: 'text', text }] }, refsOfValue(value));
+}
+
+/**
+ * `result` with a `resource_link` content block per resource after its text (the reference's JSON stays the text
+ * block, byte for byte; clients that know resources can read the files with resources/read).
+ */
+export function withResourceLinks(result: CallToolResult, links: readonly McpResource[] | undefined): CallToolResult {
+  if (!links?.length || !Array.isArray(result.content)) return result;
+  return { ...result, content: [...result.content, ...links.map((l) => ({ type: 'resource_link' as const, ...l }))] };
 }
 
 /**

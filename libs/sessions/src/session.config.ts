@@ -8,6 +8,11 @@ export const sessionConfigSchema = z
     idle_timeout_minutes: nonNegative.default(30),
     /** Kernels started, sandboxed and bootstrapped ahead of demand (new sessions and batch items take them). */
     warm_pool: nonNegative.default(2).meta({ env: 'STOA_WARM_POOL' }),
+    /**
+     * The pool grows past warm_pool to the most kernels taken within any 5 s of the last 10 minutes, up to this
+     * many (each idle pooled kernel costs ~15–30 MB); 0 or ≤ warm_pool keeps a fixed-size pool.
+     */
+    warm_pool_max: nonNegative.default(16).meta({ env: 'STOA_WARM_POOL_MAX' }),
     /** How often the idle sweep runs. */
     sweep_interval_seconds: positiveInt.default(30),
     /** Key that signs session ids (share it across a dispatcher pool); random per process when unset. */

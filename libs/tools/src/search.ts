@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { integer, ToolFailure } from '@stoa/mcp';
 import { searchConfigSchema, type SearchConfig } from './tools.config';
 import type { DomainCatalog, SkillDef, StateSpec, ToolDef } from './tools.types';
+import type { SearchMatch, ToolSearchBackend } from './search-backend';
 
 /** Arguments of every `search_*_tools` tool (reference §1.4); `top` below 1 is refused (it could only claim "no match"). */
 export const searchInputSchema = z.object({
@@ -138,6 +139,17 @@ class HitIndex {
       .slice(0, n)
       .map((h) => ({ ...this.entries[h.id as number]!.hit, score: round(h.score) }));
   }
+
+  /** Hits for names ranked elsewhere, in their order; names not in this index are dropped. */
+  named(matches: readonly SearchMatch[], n: number): SearchHit[] {
+    const byName = new Map(this.entries.map((e) => [e.hit.name, e.hit]));
+    return matches
+      .flatMap((m) => {
+        const hit = byName.get(m.name);
+        return hit ? [{ ...hit, score: m.score }] : [];
+      })
+      .slice(0, n);
+  }
 }
 
 /**
@@ -147,16 +159,20 @@ class HitIndex {
 export class ToolSearch {
   private readonly tools: HitIndex;
   private readonly skills: HitIndex;
+  /** A custom backend's index step, started in the constructor; every search waits for it. */
+  private readonly indexed?: Promise<void>;
 
   /**
    * One catalog (an executor) or several (a router: each hit names its server). `executeTool` / `skillTool`
-   * are tool names, or functions of the server name for several catalogs. `limits` bound what `answer` accepts.
+   * are tool names, or functions of the server name (and the tool: a plain MCP tool is called by its own name)
+   * for several catalogs. `limits` bound what `answer` accepts.
    */
   constructor(
     catalogs: DomainCatalog | readonly DomainCatalog[],
-    executeTool: string | ((server: string) => string),
+    executeTool: string | ((server: string, tool: ToolDef) => string),
     skillTool: string | ((skill: SkillDef, server: string) => string),
     private readonly limits: SearchConfig = searchConfigSchema.parse(undefined),
+    private readonly backend?: ToolSearchBackend,
   ) {
     const list = Array.isArray(catalogs) ? (catalogs as readonly DomainCatalog[]) : [catalogs as DomainCatalog];
     const execute = typeof executeTool === 'string' ? () => executeTool : executeTool;
@@ -177,7 +193,7 @@ export class ToolSearch {
             description: t.description,
             execution_type: 'mcp' as const,
             type: 'tool' as const,
-            to_access: `Call via ${execute(c.serverName)}`,
+            to_access: `Call via ${execute(c.serverName, t)}`,
             state_requires: t.requires,
             state_produces: t.produces,
           },
@@ -201,16 +217,53 @@ export class ToolSearch {
         })),
       ),
     );
+    if (backend) {
+      const merged: DomainCatalog = {
+        serverName: list[0]?.serverName ?? '',
+        tools: list.flatMap((c) => c.tools),
+        skills: list.flatMap((c) => c.skills),
+        states: list.flatMap((c) => c.states),
+      };
+      this.indexed = Promise.resolve().then(() => backend.index(merged));
+      this.indexed.catch(() => undefined); // reported by the first search
+    }
   }
 
-  /** One `search_*_tools` call: the reference's category check, the size limits, hits, and `emptyHint` when nothing matched. */
+  /** One `search_*_tools` call with the built-in BM25: the reference's category check, the size limits, hits, and `emptyHint` when nothing matched. */
   answer(a: z.output<typeof searchInputSchema>, emptyHint: string): Record<string, unknown> | ToolFailure {
+    const refused = this.check(a);
+    return refused ?? this.withHint(this.search(a.query, a.top, a.category as SearchCategory), emptyHint);
+  }
+
+  /** {@link answer} through the custom backend when there is one (a failing backend is an agent-facing error). */
+  async answerAsync(
+    a: z.output<typeof searchInputSchema>,
+    emptyHint: string,
+  ): Promise<Record<string, unknown> | ToolFailure> {
+    if (!this.backend) return this.answer(a, emptyHint);
+    const refused = this.check(a);
+    if (refused) return refused;
+    try {
+      return this.withHint(await this.viaBackend(a.query, a.top, a.category as SearchCategory), emptyHint);
+    } catch (err) {
+      return new ToolFailure({
+        tools: [],
+        skills: [],
+        error: `Tool search is unavailable: the server's search backend failed (${(err as Error).message}). Try again shortly, or call list_tools() inside the execute tool to see every domain function.`,
+      });
+    }
+  }
+
+  private check(a: z.output<typeof searchInputSchema>): ToolFailure | undefined {
     if (!['all', 'tools', 'skills'].includes(a.category))
       return new ToolFailure({ error: `Invalid category '${a.category}'. Must be 'all', 'tools', or 'skills'.` });
     const refused = this.refusal(a.query);
-    if (refused) return new ToolFailure({ tools: [], skills: [], error: refused });
-    const result: Record<string, unknown> = this.search(a.query, a.top, a.category as SearchCategory);
-    if (!(result.tools as unknown[]).length && !(result.skills as unknown[]).length) result.hint = emptyHint;
+    return refused ? new ToolFailure({ tools: [], skills: [], error: refused }) : undefined;
+  }
+
+  private withHint(found: { tools: SearchHit[]; skills: SearchHit[] }, emptyHint: string): Record<string, unknown> {
+    const result: Record<string, unknown> = { ...found };
+    if (!found.tools.length && !found.skills.length) result.hint = emptyHint;
     return result;
   }
 
@@ -225,6 +278,20 @@ export class ToolSearch {
       return `Query word '${long.slice(0, ECHO_CHARS)}…' is ${long.length} characters long, the limit is ${maxTerm} (search.max_term_chars). Search with ordinary words that describe the task.`;
     }
     return undefined;
+  }
+
+  /** A custom backend's names as the reference's hits: unknown names dropped, at most `top` per category. */
+  private async viaBackend(
+    query: string,
+    top: number,
+    category: SearchCategory,
+  ): Promise<{ tools: SearchHit[]; skills: SearchHit[] }> {
+    await this.indexed;
+    const m = await this.backend!.search(query, top, category);
+    return {
+      tools: category !== 'skills' ? this.tools.named(m.tools, top) : [],
+      skills: category !== 'tools' ? this.skills.named(m.skills, top) : [],
+    };
   }
 
   search(query: string, top: number, category: SearchCategory): { tools: SearchHit[]; skills: SearchHit[] } {

@@ -51,7 +51,8 @@ function listMarkdown(dir: string): string[] {
   return out;
 }
 
-function frontMatter(text: string): Record<string, unknown> | undefined {
+/** The YAML front matter of a markdown text as an object, or undefined when it has none (or it is not a mapping). */
+export function frontMatter(text: string): Record<string, unknown> | undefined {
   const match = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?/.exec(text);
   if (!match?.[1]) return undefined;
   try {

@@ -4,6 +4,7 @@ import type { ExecutionService } from '@stoa/execution';
 import type { JobService } from '@stoa/jobs';
 import { defineTool, integer, TaskCreated, ToolFailure, type ToolDefinition } from '@stoa/mcp';
 import type { JobTasks } from '../tasks.backend';
+import { stderrLogger } from './kernel-log';
 import { SessionLimitError } from '@stoa/sessions';
 
 export interface ExecuteToolOptions {
@@ -26,9 +27,9 @@ export interface ExecuteToolOptions {
 export function executeDescription(o: ExecuteToolOptions): string {
   const usage = [
     `Execute Python code in a persistent, sandboxed ${o.name} kernel. Variables, imports and functions persist across calls in the same session.`,
-    'Sessions: every result carries session_id. Pass it back as execution_session_id to continue in the same kernel — required for clients without MCP sessions (stateless HTTP), and it lets another connection of the same user resume the session. Without it, 2025-era clients keep state per MCP connection; other clients get a fresh session.',
+    "Sessions: pass a result's session_id back as execution_session_id to continue in that kernel (needed by stateless HTTP clients; it also resumes the session from another connection of yours). Without it, 2025-era clients keep one session per MCP connection; others get a fresh one.",
     "Files: write outputs under AGORA_OUTPUT_DIR (use agora_output('name.csv') for a path); new files are listed in artifacts.",
-    `Output etiquette: stdout/stderr are truncated beyond a limit. Keep large data in variables and print summaries (print(df.head()), len(x)). The value of a trailing expression is shown like a notebook Out.`,
+    'Output: stdout/stderr are truncated beyond a limit, so keep large data in variables and print summaries (df.head(), len(x)). A trailing expression is shown like a notebook Out.',
     'Returns JSON: description, stdout, stderr, execution_time, success, error, tool_calls, artifacts, session_id.',
   ].join('\n\n');
   return [o.description, usage, o.disallowed, o.catalogue].filter(Boolean).join('\n\n');
@@ -64,18 +65,25 @@ export function executeTool(
     handler: async (args, ctx) => {
       try {
         const progress = ctx.progress ? progressReporter(ctx.progress) : undefined;
+        const stderr = stderrLogger(o.name, ctx.log);
         try {
           const result = await execution.execute(ctx.principal, args, {
             transportSessionId: ctx.transportSessionId,
-            onOutput: progress?.push,
+            onOutput: (stream, text) => {
+              progress?.push(stream, text);
+              stderr.push(stream, text);
+            },
             signal: ctx.signal,
             policy: ctx.functionPolicy,
           });
+          if ('job_id' in result)
+            void ctx.log('notice', `The run continues as background job ${result.job_id}.`, `${o.name}.jobs`);
           // A client that declared the Tasks extension gets long work as an MCP task (task id = job id).
           if (ctx.tasksSupported && 'job_id' in result)
             return new TaskCreated(tasks.view(await jobs.getJob(ctx.principal, result.job_id)));
           return result;
         } finally {
+          stderr.flush();
           await progress?.flush();
         }
       } catch (err) {

@@ -89,7 +89,7 @@ export function jobTools(
   return [
     defineTool({
       name: `${name}_check_job`,
-      description: `Check a background job started by execute_${name}_code (async mode or a long run promoted to the background): status, elapsed_seconds, stdout/stderr so far; when finished also success, error and tool_calls.`,
+      description: `Check a background job of execute_${name}_code (async mode or a promoted long run): status, elapsed_seconds, stdout/stderr so far; once finished also success, error, tool_calls.`,
       input: idArg('job') as z.ZodObject<{ job_id: z.ZodString }>,
       annotations: { readOnlyHint: true },
       handler: async ({ job_id }, ctx) => checkJobPayload(await jobs.getJob(ctx.principal, job_id)),
@@ -97,13 +97,13 @@ export function jobTools(
     defineTool({
       name: `${name}_parallel_execute`,
       description:
-        "Execute the same code template across multiple input dictionaries in parallel: each input's keys become variables, " +
-        `each item runs in a fresh kernel and result_variable is collected. Returns a batch_id for ${name}_check_batch / ${name}_cancel_batch (timeout per item, max ${maxTimeout}s).`,
+        "Run one code template once per input dict, in parallel: each dict's keys become variables, " +
+        `each item runs in a fresh kernel, result_variable is collected. Returns a batch_id for ${name}_check_batch / ${name}_cancel_batch (timeout per item, max ${maxTimeout}s).`,
       input: z.object({
         code: z.string().describe('Code template run once per input'),
         inputs: z
           .array(z.record(z.string(), z.unknown()))
-          .describe(`Non-empty list of at most ${maxInputs} dicts; keys must be Python identifiers`),
+          .describe(`1 to ${maxInputs} dicts; keys must be Python identifiers`),
         timeout: integer().default(3600).describe('Seconds per item'),
         result_variable: z.string().default('result').describe('Variable collected from each item (empty: none)'),
       }),

@@ -39,11 +39,11 @@ export function sessionTools(name: string, sessions: SessionService, execution: 
     if (!rt) throw new SessionNotFoundError(id, sessions.countLive(principal));
     return rt;
   };
-  const idArg = z.object({ session_id: z.string().describe('A session_id from an execute result or list_sessions') });
+  const idArg = z.object({ session_id: z.string().describe('From an execute result or list_sessions') });
   return [
     defineTool({
       name: `${name}_list_sessions`,
-      description: `List your active ${name} execution sessions. summary_only=true (default) gives id, status, age and idle time; false adds timestamps, metadata and owner.`,
+      description: `List your active ${name} sessions. summary_only=true (default): id, status, age, idle time; false adds timestamps, metadata and owner.`,
       input: z.object({ summary_only: z.boolean().default(true) }),
       annotations: { readOnlyHint: true },
       handler: ({ summary_only }, ctx) => {
@@ -69,7 +69,7 @@ export function sessionTools(name: string, sessions: SessionService, execution: 
     }),
     defineTool({
       name: `${name}_close_session`,
-      description: `Close one of your ${name} sessions: its kernel is stopped and its variables and files are discarded.`,
+      description: `Close one of your ${name} sessions: its kernel stops, its variables and files are discarded.`,
       input: idArg,
       annotations: { destructiveHint: true, idempotentHint: true },
       handler: async ({ session_id }, ctx) => {
@@ -84,7 +84,7 @@ export function sessionTools(name: string, sessions: SessionService, execution: 
     }),
     defineTool({
       name: `${name}_inspect_session`,
-      description: `Inspect the variables of one of your ${name} sessions: name → type and a short repr (names starting with _ are hidden).`,
+      description: `Variables of one of your ${name} sessions: name → type and a short repr (names starting with _ hidden).`,
       input: idArg,
       annotations: { readOnlyHint: true },
       handler: async ({ session_id }, ctx) => {
