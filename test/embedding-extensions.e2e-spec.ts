@@ -1,3 +1,5 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { shutDown } from './support/app-process';
 import { type RunningEmbedded, startEmbedded } from './support/embedded-process';
@@ -144,5 +146,27 @@ describe('embedded executor: execution hooks, custom principal resolver, public 
     );
     expect(sent!.json).toMatchObject({ success: true, destination: 'user' });
     expect(sent!.json.remote_uri).toMatch(/^https:\/\/files\.example\.test\/guarded\/artifacts\//);
+  });
+
+  it('resolves <blob> ids through the artifactResolver extension, under the same root rules as the catalog', async () => {
+    writeFileSync(join(ex!.dir, 'data', 'datasets', 'report.csv'), 'year,total\n2026,42\n');
+    const read = (id: string) => ({
+      tool: 'execute_guarded_code',
+      args: { code: `print(open("<blob>${id}</blob>").read().strip())` },
+    });
+    const [found, escape, unknown, flaky] = await pyCalls(
+      ex!.mcpUrl,
+      'legacy',
+      [read('report-2026'), read('escape'), read('nobody-knows'), read('flaky')],
+      as('alice'),
+    );
+    expect(found!.json).toMatchObject({ success: true, stdout: 'year,total\n2026,42\n' });
+    // A resolver cannot widen what tags may read: a path outside the asset roots is refused like a <local> one.
+    expect(escape!.json.success).toBe(false);
+    expect(escape!.json.error).toContain("Failed to resolve asset '<blob>escape</blob>'");
+    expect(escape!.text).not.toContain('root:');
+    expect(unknown!.json.error).toContain("Blob artifact 'nobody-knows' is not in this server's data catalog.");
+    expect(flaky!.json.success).toBe(false);
+    expect(flaky!.json.error).toContain('the artifact index is unreachable');
   });
 });
