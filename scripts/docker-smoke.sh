@@ -3,8 +3,9 @@
 #   Debian bases (mmdebstrap, cached by input hash) → stoa-executor + stoa-router → the executor image without
 #   the runtime settings refuses with exit 78 → the router network of docker/compose (demo + science executors,
 #   router, their config files; SQLite and in-process jobs) started with `docker run` → the Python MCP client runs
-#   code on both executors through the router → removed. `docker run`, not compose: compose (v1 and v2) cannot
-#   pass systempaths=unconfined (docker/compose#9505), which bubblewrap's /proc mount needs.
+#   code on both executors through the router → removed. One executor runs with the compose files' settings
+#   (root + SYS_ADMIN, which its entrypoint drops; compose cannot pass systempaths, docker/compose#9505), the other
+#   with docker run's; the compose-style one must keep no root and no capability.
 # STOA_SMOKE_START_DOCKERD=1 starts dockerd (as root) when no daemon answers, and stops it again at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -67,9 +68,12 @@ router_port=$(free_port)
 compose_dir=$PWD/docker/compose/config
 step "router network: demo, science, router"
 docker network create "$net" >/dev/null
+# demo with the compose files' settings (root + SYS_ADMIN, dropped by the entrypoint), science with docker run's.
+runtime_demo=(--user 0:0 --cap-add SYS_ADMIN --security-opt seccomp=unconfined --security-opt apparmor=unconfined)
+runtime_science=(--security-opt seccomp=unconfined --security-opt systempaths=unconfined)
 for name in demo science; do
-  docker run -d --name "$net-$name" --network "$net" --network-alias "$name" \
-    --security-opt seccomp=unconfined --security-opt systempaths=unconfined \
+  declare -n runtime="runtime_$name"
+  docker run -d --name "$net-$name" --network "$net" --network-alias "$name" "${runtime[@]}" \
     -e STOA_ALLOW_UNAUTHENTICATED_REMOTE=1 -v "$compose_dir/$name.yaml:/etc/stoa/server.yaml:ro" \
     stoa-executor --config /etc/stoa/server.yaml >/dev/null
   containers+=("$net-$name")
@@ -107,4 +111,14 @@ assert demo["success"] and demo["stdout"].startswith("42 "), demo
 assert science["success"] and science["stdout"].strip() == "45", science
 print("demo:", demo["stdout"].strip(), "| science:", science["stdout"].strip())
 PY
+step "the compose-style executor kept no root and no capability (every process: uid 10001, CapBnd 0)"
+# `docker exec` itself runs as the container's user (root here): list the processes that are not this probe.
+procs=$(docker exec "$net-demo" sh -c 'for p in /proc/[0-9]*; do [ "${p#/proc/}" = $$ ] && continue
+  u=$(grep ^Uid: "$p/status" 2>/dev/null | cut -f2); b=$(grep ^CapBnd: "$p/status" 2>/dev/null | cut -f2)
+  [ -n "$u" ] && echo "$(cat "$p/comm") $u $b"; done' | grep -vE '^(sh|cat|grep|cut) ' || true)
+echo "$procs" | sort | uniq -c
+if ! grep -q '^node 10001 ' <<<"$procs" || grep -vq ' 10001 0000000000000000$' <<<"$procs"; then
+  echo "a process of the compose-style executor kept root or a capability" >&2
+  exit 1
+fi
 step "passed"
