@@ -1,13 +1,11 @@
 import 'reflect-metadata';
-import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Application } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type pino from 'pino';
-import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { refuseOpenNoopBind, type ServerApp } from '@stoa/auth';
-import { ConfigError, type ConfigDocument } from '@stoa/config';
+import { readYaml, type ConfigDocument } from '@stoa/config';
 import { StartupRefusedError, startupLogger } from '@stoa/core';
 import { createDispatcherApp, loadDispatcherSettings, type dispatcherConfigSchema } from '../../apps/dispatcher/src';
 import {
@@ -69,15 +67,7 @@ export interface StoaServer {
 
 /** Reads a YAML config file for a `create*` function (its relative paths keep resolving against the file's directory). */
 export function loadConfig<T = Record<string, unknown>>(path: string): ConfigFile<T> {
-  let doc: unknown;
-  try {
-    doc = parseYaml(readFileSync(path, 'utf8')) ?? {};
-  } catch (err) {
-    throw new ConfigError(path, [`cannot read the file as YAML: ${(err as Error).message}`]);
-  }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
-    throw new ConfigError(path, ['the file must contain a YAML mapping at the top level']);
-  return Object.freeze({ document: doc as T, baseDir: dirname(resolve(path)) });
+  return Object.freeze({ document: readYaml(path) as T, baseDir: dirname(resolve(path)) });
 }
 
 /** Builds an executor with its extension points (search backend, publishers, hooks, identity, artifacts, public URL). */
@@ -136,8 +126,7 @@ async function start<S extends { config: BindConfig }>(
 }
 
 function source<T>(config: ConfigInput<T>): ConfigDocument {
-  if (isConfigFile(config)) return { document: config.document as Record<string, unknown>, baseDir: config.baseDir };
-  return { document: config as Record<string, unknown> };
+  return isConfigFile(config) ? (config as ConfigDocument) : { document: config as Record<string, unknown> };
 }
 
 function isConfigFile<T>(config: ConfigInput<T>): config is ConfigFile<T> {

@@ -2,11 +2,10 @@ import { Controller, Get, HttpCode, Inject, Param, Post, Req, Res } from '@nestj
 import type { Request, Response } from 'express';
 import { AdminOnly, CurrentPrincipal, Public } from '@stoa/auth';
 import { NotFoundError, type Principal } from '@stoa/core';
-import { canRead, EventHub, EventStore, isEventId, type FeedEvent } from '@stoa/activity';
+import { canRead, EventHub, EventStore, isEventId, SseClient, type FeedEvent } from '@stoa/activity';
 import type { ActivityConfig } from './activity.config';
 import { ActivityAuth, STREAM_COOKIE } from './activity-auth';
 import { ACTIVITY_CONFIG } from './activity.tokens';
-import { SseClient } from './sse-client';
 
 /** Readers: stream tokens, the recent window, the live stream, figures. */
 @Controller()

@@ -1,9 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
-import { checkConfig, ConfigError } from '@stoa/config';
+import { checkConfig, ConfigError, readYaml } from '@stoa/config';
 import { loadDomain, skillsConfigSchema, toolsConfigSchema } from '@stoa/tools';
 import { distRoot } from './assets';
 import { CliError } from './cli.errors';
@@ -39,15 +38,12 @@ export async function checkConfigFile(file: string, app?: string): Promise<Check
 
 function readDocument(file: string): Record<string, unknown> {
   if (!existsSync(file)) throw new CliError(`${file} does not exist: pass the path of a YAML config file.`, 2);
-  let doc: unknown;
   try {
-    doc = parseYaml(readFileSync(file, 'utf8')) ?? {};
+    return readYaml(file);
   } catch (err) {
-    throw new CliError(`${file} is not valid YAML: ${(err as Error).message}`);
+    if (err instanceof ConfigError) throw new CliError(`${file}: ${err.problems.join('; ')}.`);
+    throw err;
   }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
-    throw new CliError(`${file} must contain a YAML mapping at the top level.`);
-  return doc as Record<string, unknown>;
 }
 
 function appNamed(app: string): CheckedApp {

@@ -1,7 +1,6 @@
 import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { lookup } from 'mime-types';
 import { pipeline } from 'node:stream/promises';
 import { basename, join } from 'node:path';
 import { CurrentPrincipal, HTTP_STATUS, Public } from '@stoa/auth';
@@ -9,6 +8,7 @@ import { ErrorKind, isAppError, type Principal } from '@stoa/core';
 import { SessionService } from '@stoa/sessions';
 import {
   checkRelativeName,
+  mimeOf,
   openKernelFile,
   ReceiveService,
   TransferRuntime,
@@ -54,7 +54,7 @@ export class TransferController {
       return;
     }
     res.status(200);
-    res.setHeader('content-type', lookup(name) || 'application/octet-stream');
+    res.setHeader('content-type', mimeOf(name));
     res.setHeader('content-length', String(file.size));
     res.setHeader('cache-control', 'private, no-store');
     res.setHeader('x-content-type-options', 'nosniff');

@@ -18,6 +18,8 @@ export { clipText } from './publisher/event-limits';
 export { ActivityFeedModule } from './feed/feed.module';
 export { EventStore, type StoredFigure } from './feed/event-store';
 export { EventHub } from './feed/event-hub';
+/** One bounded Server-Sent Events response (a client that stops reading is dropped, not buffered). */
+export { SseClient, type SseLimits } from './feed/sse-client';
 export { ACTIVITY_MIGRATIONS } from './feed/feed.migrations';
 export { isEventId } from './feed/event-id';
 export { canRead, type FeedDisplay, type FeedEvent, type FeedReader, type FeedSettings } from './feed/feed.types';

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { Principal } from '@stoa/core';
+import { tokenlessPrincipal, type Principal } from '@stoa/core';
 import { UnauthenticatedError } from './auth.errors';
 
 /** The identity a {@link CustomPrincipalResolver} establishes. */
@@ -43,11 +43,11 @@ export async function customPrincipal(
       "The server's identity resolver returned no id, so the request has no owner. Ask the server's operator to fix the resolver.",
       true,
     );
-  return Object.freeze({
+  return tokenlessPrincipal({
     id: who.id,
     name: who.name,
-    roles: Object.freeze([...(who.roles ?? [])]),
-    scopes: Object.freeze([...(who.scopes ?? [])]),
-    source: 'custom' as const,
+    roles: who.roles ?? [],
+    scopes: who.scopes ?? [],
+    source: 'custom',
   });
 }

@@ -39,7 +39,7 @@ export interface LoadedConfig<T> {
 export function loadConfig<S extends z.ZodType>(options: LoadConfigOptions<S>): LoadedConfig<z.output<S>> {
   const file = options.file;
   const source = typeof file === 'string' ? file : file ? '(config object)' : '(defaults and environment)';
-  const raw = typeof file === 'string' ? readYaml(file) : file ? structuredClone({ ...file.document }) : {};
+  const raw = typeof file === 'string' ? readYaml(file) : file ? structuredClone(file.document) : {};
   const env = options.env ?? process.env;
   options.prepare?.(raw, env);
   const envSources = new Map<string, string>();
@@ -116,7 +116,8 @@ function unwrapUnion(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
   return (typed[0] ?? []).flatMap((sub) => unwrapUnion({ ...sub, path: [...issue.path, ...sub.path] }));
 }
 
-function readYaml(file: string): Record<string, unknown> {
+/** A YAML file's top-level mapping; a ConfigError naming the file when it cannot be read, parsed or is not a mapping. */
+export function readYaml(file: string): Record<string, unknown> {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');

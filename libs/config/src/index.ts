@@ -11,6 +11,7 @@ export {
   nonNegative,
   parseConfig,
   positiveInt,
+  readYaml,
   type ConfigCheck,
   type LoadConfigOptions,
   type LoadedConfig,

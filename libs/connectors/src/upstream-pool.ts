@@ -176,9 +176,7 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
         },
       });
     } catch (err) {
-      throw new UnavailableError(
-        `Cannot reach upstream '${upstream.name}': ${(err as Error).message}. Retry; if it persists, check the upstream's health on /health.`,
-      );
+      throw upstream.unreachable(err);
     }
     if (r.error) throw new UnavailableError(`Upstream error from '${upstream.name}': ${r.error.message}`);
     return r.result ?? {};
@@ -224,7 +222,7 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
     args: Record<string, unknown>,
     opts: { signal?: AbortSignal; onProgress?: (progress: number, message?: string, total?: number) => void },
   ): Promise<UpstreamToolResult> {
-    const key = `${upstream.name}\u0000${principal.id}\u0000${authorization ?? ''}`;
+    const key = upstream.legacyKey(principal, authorization);
     try {
       const client = await this.legacy.get(key, upstream.http.urls.mcp, authorization);
       return await client.callTool(

@@ -28,7 +28,7 @@ export async function upstreamRequest(
   const authorization = await pool.authorization(upstream, principal);
   const signal = AbortSignal.timeout(TIMEOUT_MS);
   if (upstream.era === 'legacy') {
-    const key = `${upstream.name}\u0000${principal.id}\u0000${authorization ?? ''}`;
+    const key = upstream.legacyKey(principal, authorization);
     try {
       const client = await upstream.legacy.get(key, upstream.http.urls.mcp, authorization);
       return await client.request({ method, params } as never, anyResult, { signal, timeout: TIMEOUT_MS });
@@ -41,7 +41,7 @@ export async function upstreamRequest(
           (err as { data?: unknown }).data,
         );
       upstream.legacy.drop(key);
-      throw unreachable(upstream, err);
+      throw upstream.unreachable(err);
     }
   }
   let r;
@@ -53,14 +53,8 @@ export async function upstreamRequest(
       headers: traceCarrier(),
     });
   } catch (err) {
-    throw unreachable(upstream, err);
+    throw upstream.unreachable(err);
   }
   if (r.error) throw new ProtocolError(r.error.code, r.error.message, r.error.data);
   return r.result ?? {};
-}
-
-function unreachable(upstream: Upstream, err: unknown): UnavailableError {
-  return new UnavailableError(
-    `Cannot reach upstream '${upstream.name}': ${(err as Error).message}. Retry; if it persists, check the upstream's health on /health.`,
-  );
 }

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Logger } from '@nestjs/common';
 import { ConnectionState, ConnectionSupervisor, describeError } from '@stoa/client';
-import type { Principal } from '@stoa/core';
+import { type Principal, UnavailableError } from '@stoa/core';
 import { parseCatalog, type McpToolInfo, type UpstreamCatalog } from './catalog';
 import type { CredentialSource } from './upstream.config';
 import type { LegacyClients } from './legacy-clients';
@@ -120,6 +120,18 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
     this.current = undefined;
     await this.supervisor.reconnect();
     return this.status();
+  }
+
+  /** The key of `principal`'s 2025-era client session here: one per caller, upstream and credential. */
+  legacyKey(principal: Principal, authorization: string | undefined): string {
+    return `${this.name}\u0000${principal.id}\u0000${authorization ?? ''}`;
+  }
+
+  /** The error for a request that did not reach this upstream. */
+  unreachable(err: unknown): UnavailableError {
+    return new UnavailableError(
+      `Cannot reach upstream '${this.name}': ${(err as Error).message}. Retry; if it persists, check the upstream's health on /health.`,
+    );
   }
 
   async close(): Promise<void> {

@@ -126,8 +126,12 @@ interface Entry {
 class HitIndex {
   private readonly mini = new MiniSearch<ToolDoc>(INDEX_OPTIONS);
 
+  /** Hits by name, for a custom backend's ranking (the last entry of a name wins). */
+  private readonly byName: ReadonlyMap<string, Omit<SearchHit, 'score'>>;
+
   constructor(private readonly entries: Entry[]) {
     this.mini.addAll(entries.map((e, id) => ({ id, ...e.doc })));
+    this.byName = new Map(entries.map((e) => [e.hit.name, e.hit]));
   }
 
   /** The best `n` hits with a positive score; for an empty query the first `n` entries, score 0. */
@@ -142,10 +146,9 @@ class HitIndex {
 
   /** Hits for names ranked elsewhere, in their order; names not in this index are dropped. */
   named(matches: readonly SearchMatch[], n: number): SearchHit[] {
-    const byName = new Map(this.entries.map((e) => [e.hit.name, e.hit]));
     return matches
       .flatMap((m) => {
-        const hit = byName.get(m.name);
+        const hit = this.byName.get(m.name);
         return hit ? [{ ...hit, score: m.score }] : [];
       })
       .slice(0, n);

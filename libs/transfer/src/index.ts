@@ -12,6 +12,7 @@ export { ASSET_CATALOG, type AssetCatalog, type PeerDestination, type TransferSe
 export {
   artifactNote,
   changedArtifacts,
+  mimeOf,
   snapshotOutputs,
   type Artifact,
   type OutputSnapshot,

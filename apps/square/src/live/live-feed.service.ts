@@ -34,7 +34,8 @@ const DEBOUNCE_MS = 100;
 const POLL_MS = 1_000;
 const RECENT_MESSAGES = 50;
 
-type Listener = (s: LiveSnapshot) => void;
+/** Gets each snapshot as its JSON text: serialised once per change, however many watch. */
+type Listener = (json: string) => void;
 
 /**
  * Snapshots of the square for the live view, pushed to every watcher when something happened (any replica's
@@ -62,7 +63,7 @@ export class LiveFeed implements OnApplicationShutdown {
     const first = await this.snapshot(); // a failure here leaves nothing subscribed
     if (!this.listeners.size) this.startWatching();
     this.listeners.add(listener);
-    listener(first);
+    listener(JSON.stringify(first));
     return () => {
       this.listeners.delete(listener);
       if (!this.listeners.size) this.stopWatching();
@@ -118,7 +119,8 @@ export class LiveFeed implements OnApplicationShutdown {
       const text = JSON.stringify({ ...s, at: undefined });
       if (text === this.last) return;
       this.last = text;
-      for (const l of this.listeners) l(s);
+      const json = JSON.stringify(s);
+      for (const l of this.listeners) l(json);
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'live view snapshot failed; the next change retries');
     } finally {

@@ -4,8 +4,9 @@ import { Controller, Get, Param, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { AdminOnly, Public, StaticPage } from '@stoa/auth';
+import { SseClient } from '@stoa/activity';
 import { NotFoundError, StartupRefusedError } from '@stoa/core';
-import { LiveFeed, type LiveSnapshot } from './live-feed.service';
+import { LiveFeed } from './live-feed.service';
 
 const FILES: Record<string, string> = {
   'live.html': 'text/html; charset=utf-8',
@@ -13,6 +14,8 @@ const FILES: Record<string, string> = {
   'live.css': 'text/css; charset=utf-8',
 };
 const PING_MS = 15_000;
+/** A viewer more than a few snapshots (or 8 MiB) behind is dropped; its page reconnects and gets the current one. */
+const LIVE_LIMITS = { maxBehindEvents: 4, maxBufferedBytes: 8 * 1024 * 1024 };
 
 /**
  * The read-only live view (the reference's admin TUI, in a browser): a static page (no data in it, so public)
@@ -45,33 +48,31 @@ export class LiveController {
   @Get('admin/v1/square/live')
   @ApiOkResponse({ description: 'text/event-stream: a `snapshot` event now and whenever the square changes' })
   async stream(@Req() req: Request, @Res() res: Response): Promise<void> {
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-cache, no-transform',
-      'X-Accel-Buffering': 'no',
-      Connection: 'keep-alive',
-    });
-    res.flushHeaders();
+    const client = new SseClient(res, LIVE_LIMITS);
+    client.start();
     // Closed before the first snapshot was sent: nothing is left watching.
     let stop = (): void => void (closed = true);
     let closed = false;
     req.on('close', () => stop());
     res.on('error', () => stop());
-    let id = 0;
-    const send = (s: LiveSnapshot) => res.write(`id: ${++id}\nevent: snapshot\ndata: ${JSON.stringify(s)}\n\n`);
     let unsubscribe: () => void;
     try {
-      unsubscribe = await this.feed.watch(send);
+      unsubscribe = await this.feed.watch((json) => {
+        client.signal('snapshot', json);
+        if (!client.open) stop(); // a viewer that stopped reading was dropped
+      });
     } catch (err) {
       // Headers are sent: the page shows the reason and reconnects.
-      res.end(`event: problem\ndata: ${JSON.stringify({ error: (err as Error).message })}\n\n`);
+      client.signal('problem', JSON.stringify({ error: (err as Error).message }));
+      client.close();
       return;
     }
-    if (closed) return unsubscribe();
-    const ping = setInterval(() => res.write(': ping\n\n'), PING_MS);
+    if (closed || !client.open) return unsubscribe();
+    const ping = setInterval(() => client.signal('ping'), PING_MS);
     stop = () => {
       clearInterval(ping);
       unsubscribe();
+      client.close();
     };
   }
 }

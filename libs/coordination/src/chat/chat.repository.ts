@@ -28,6 +28,8 @@ export type ChannelRef = Pick<ChannelEntity, 'id' | 'name'>;
 @Injectable()
 export class ChatRepository {
   private readonly refs = new LRUCache<string, ChannelRef>({ max: 5_000 });
+  /** The `bumpCount` statement, built on first use (one connection, one driver). */
+  private bumpSql?: string;
 
   constructor(
     @InjectRepository(ChannelEntity) private readonly channels: Repository<ChannelEntity>,
@@ -96,18 +98,8 @@ export class ChatRepository {
 
   /** `message_count + 1` for the channel, returning the new count. */
   private async bumpCount(em: EntityManager, channelId: string, now: number): Promise<number> {
-    const { driver } = em.connection;
-    const table = em.connection
-      .getMetadata(ChannelEntity)
-      .tablePath.split('.')
-      .map((part) => driver.escape(part))
-      .join('.');
-    const [at, id] = driver.options.type === 'postgres' ? ['$1', '$2'] : ['?', '?'];
-    const result = await em.queryRunner!.query(
-      `UPDATE ${table} SET message_count = message_count + 1, last_activity_at = ${at} WHERE id = ${id} RETURNING message_count`,
-      [now, channelId],
-      true,
-    );
+    this.bumpSql ??= bumpCountSql(em);
+    const result = await em.queryRunner!.query(this.bumpSql, [now, channelId], true);
     const count = (result.records as { message_count: number | string }[])[0]?.message_count;
     if (count === undefined) throw new Error(`channel ${channelId} vanished while posting`);
     return Number(count);
@@ -182,4 +174,16 @@ function channelView(c: ChannelEntity): ChannelView {
     last_activity_at: c.lastActivityAt === null ? null : iso(c.lastActivityAt),
     created_at: iso(c.createdAt),
   };
+}
+
+/** The statement of `bumpCount` for this connection's driver (built once: table path and placeholders never change). */
+function bumpCountSql(em: EntityManager): string {
+  const { driver } = em.connection;
+  const table = em.connection
+    .getMetadata(ChannelEntity)
+    .tablePath.split('.')
+    .map((part) => driver.escape(part))
+    .join('.');
+  const [at, id] = driver.options.type === 'postgres' ? ['$1', '$2'] : ['?', '?'];
+  return `UPDATE ${table} SET message_count = message_count + 1, last_activity_at = ${at} WHERE id = ${id} RETURNING message_count`;
 }

@@ -1,11 +1,10 @@
 import { join } from 'node:path';
-import { lookup } from 'mime-types';
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Principal } from '@stoa/core';
 import type { CacheHint, McpResource, McpResourceTemplate, ReadResult, ResourceProvider } from '@stoa/mcp';
 import type { SessionService } from '@stoa/sessions';
 import { checkRelativeName, openKernelFile } from '../files/safe-files';
-import { snapshotOutputs } from './artifacts';
+import { mimeOf, snapshotOutputs } from './artifacts';
 
 /** A session's files are its owner's and change with each execution: nobody else may reuse them, nor for long. */
 const PRIVATE_NOW: CacheHint = { ttlMs: 0, cacheScope: 'private' };
@@ -118,10 +117,6 @@ export class ArtifactResources implements ResourceProvider {
       return undefined; // malformed escapes or a refused name: unknown, like any other
     }
   }
-}
-
-function mimeOf(name: string): string {
-  return lookup(name) || 'application/octet-stream';
 }
 
 /** The bytes as text when they are valid UTF-8, else undefined (then they go out as a base64 blob). */

@@ -94,7 +94,7 @@ export async function changedArtifacts(
     const was = before.get(name);
     if (was && was.size === now.size && was.mtimeMs === now.mtimeMs) continue;
     if (now.size > MAX_ARTIFACT_BYTES) continue;
-    out.push({ name, size_bytes: now.size, mime_type: lookup(name) || 'application/octet-stream' });
+    out.push({ name, size_bytes: now.size, mime_type: mimeOf(name) });
   }
   return { artifacts: out.sort((a, b) => a.name.localeCompare(b.name)), after };
 }
@@ -107,4 +107,9 @@ export function artifactNote(artifacts: readonly Artifact[], server: string): st
     `${artifacts.length} file(s) saved to AGORA_OUTPUT_DIR: ${names}. ` +
     `Use ${server}_send(data_ref="${first}", to="user") for a shareable download link; the files stay in this session's output directory until the session ends.`
   );
+}
+
+/** The MIME type a file name implies; application/octet-stream when it implies none. */
+export function mimeOf(name: string): string {
+  return lookup(name) || 'application/octet-stream';
 }

@@ -4,9 +4,9 @@ import { basename, dirname, join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { DefaultAzureCredential, type TokenCredential } from '@azure/identity';
 import { BlobServiceClient, RestError, type BlobClient } from '@azure/storage-blob';
-import { lookup } from 'mime-types';
 import { z } from 'zod';
 import { ConfigError, positiveInt } from '@stoa/config';
+import { mimeOf } from '../artifacts/artifacts';
 import { type BlobUri, parseBlobUri, sanitize, URI_FORMS } from './blob-uri';
 import { appError, AppError, ErrorKind, InvalidInputError, NotFoundError, UnavailableError } from '@stoa/core';
 
@@ -120,7 +120,7 @@ export class BlobStore {
     try {
       const stream = handle.createReadStream({ start: 0, end: Math.max(0, size - 1), autoClose: false });
       await blob.uploadStream(stream, Math.min(this.tuning.chunk_size, 8 * 1024 * 1024), this.tuning.max_concurrency, {
-        blobHTTPHeaders: { blobContentType: lookup(blobName) || 'application/octet-stream' },
+        blobHTTPHeaders: { blobContentType: mimeOf(blobName) },
         abortSignal: options.signal,
       });
     } catch (err) {

@@ -1,6 +1,6 @@
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { type DataSource, LessThanOrEqual, type Repository } from 'typeorm';
 import { HandleChunkEntity, HandleEntity } from './handle.entities';
 
@@ -134,7 +134,8 @@ export class DatabaseHandles implements HandleBackend {
       throw err; // the caller removes the staged file
     }
     // The replica that stashed it keeps the payload as its cached copy.
-    const cached = await this.cachePath(owner, id);
+    const cached = this.cachePath(owner, id);
+    await mkdirFor(cached);
     await rename(staged, cached);
   }
 
@@ -152,8 +153,9 @@ export class DatabaseHandles implements HandleBackend {
   }
 
   async localPath(owner: string, id: string): Promise<string> {
-    const cached = await this.cachePath(owner, id);
+    const cached = this.cachePath(owner, id);
     if (existsSync(cached)) return cached;
+    await mkdirFor(cached);
     const part = `${cached}.${process.pid}.${Date.now()}.part`;
     const out = createWriteStream(part, { mode: 0o600 });
     try {
@@ -209,9 +211,10 @@ export class DatabaseHandles implements HandleBackend {
       }
   }
 
-  private async cachePath(owner: string, id: string): Promise<string> {
-    const dir = join(this.cacheDir, owner);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    return join(dir, `${id}.pkl`);
+  /** Where this replica caches a payload; writers create its directory (`mkdirFor`), readers need not. */
+  private cachePath(owner: string, id: string): string {
+    return join(this.cacheDir, owner, `${id}.pkl`);
   }
 }
+
+const mkdirFor = (file: string) => mkdir(dirname(file), { recursive: true, mode: 0o700 });

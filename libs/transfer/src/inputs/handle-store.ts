@@ -83,7 +83,7 @@ export class HandleStore {
   }
 
   /** The owner's live handle, or undefined (unknown, expired, or someone else's). */
-  async lookup(owner: string, id: string): Promise<(HandleMeta & { path: string }) | undefined> {
+  async lookup(owner: string, id: string): Promise<(HandleMeta & { key: string }) | undefined> {
     if (!HANDLE_RE.test(id)) return undefined;
     const key = ownerKey(owner);
     const meta = await this.backend.get(key, id);
@@ -92,16 +92,17 @@ export class HandleStore {
       await this.backend.drop(key, id);
       return undefined;
     }
-    return { ...meta, path: await this.backend.localPath(key, id) };
+    return { ...meta, key };
   }
 
-  /** Copies a handle's payload where the kernel can read it; returns the kernel-visible path. */
-  async provide(meta: { path: string }, id: string, dirs: KernelDirs): Promise<string> {
+  /** Copies a handle's payload (of a {@link lookup} result) where the kernel can read it; returns the kernel-visible path. */
+  async provide(meta: { key: string }, id: string, dirs: KernelDirs): Promise<string> {
     const dest = join(await kernelDir(dirs, 'in'), `${id}.pkl`);
-    // A handle never changes, and the inbox is the server's: a copy made for an earlier cell is reused.
+    // A handle never changes, and the inbox is the server's: a copy made for an earlier cell is reused (and the
+    // payload is not even fetched).
     if (existsSync(dest)) return dest;
     const tmp = `${dest}.part`;
-    await copyFile(meta.path, tmp);
+    await copyFile(await this.backend.localPath(meta.key, id), tmp);
     await giveToKernel(tmp, dirs);
     await rename(tmp, dest);
     return dest;

@@ -2,7 +2,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, realpath } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { appError, ErrorKind, InvalidInputError, tokenlessPrincipal, type Principal } from '@stoa/core';
+import { appError, ErrorKind, InvalidInputError, type Principal } from '@stoa/core';
 import { UpstreamCredentials } from '@stoa/connectors';
 import type { ArtifactLinks } from '../artifacts/artifact-links';
 import type { BlobStore } from '../blob/blob-store';
@@ -147,7 +147,7 @@ export class EmbeddedPublisher implements Publisher<FileItem, CallerRequest> {
         stream: () => item.stream(),
       }),
       Object.freeze({
-        principal: tokenlessPrincipal(r.caller),
+        principal: r.principal,
         sessionId: r.sessionId,
         transferId: r.transferId,
         sourceServer: r.sourceServer,

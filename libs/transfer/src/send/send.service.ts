@@ -201,13 +201,11 @@ export class SendService {
         });
       }
       if (pickled) file = await openKernelFile(runtime.dirs, join(pickled.dir, pickled.file)).catch(() => undefined);
-      if (!file) {
-        if (dest.kind === 'user' && isPyIdentifier(dataRef) && !(await this.outputFile(runtime, dataRef))) {
-          throw new SendError(
-            `Cannot send '${dataRef}' to 'user': artifact must be a file in AGORA_OUTPUT_DIR (not a kernel variable) for GUI download.`,
-          );
-        }
-        file = await this.outputFile(runtime, dataRef);
+      file ??= await this.outputFile(runtime, dataRef);
+      if (!file && dest.kind === 'user' && isPyIdentifier(dataRef)) {
+        throw new SendError(
+          `Cannot send '${dataRef}' to 'user': artifact must be a file in AGORA_OUTPUT_DIR (not a kernel variable) for GUI download.`,
+        );
       }
       if (!file) {
         throw new SendError(

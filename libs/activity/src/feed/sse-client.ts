@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { FeedEvent } from '@stoa/activity';
+import type { FeedEvent } from './feed.types';
 
 /** Each event's SSE frame, serialised once however many clients receive it. */
 const frames = new WeakMap<FeedEvent, string>();
@@ -64,7 +64,7 @@ export class SseClient {
     else if (es.length) this.write(es.map(frameOf).join(''), es.length);
   }
 
-  /** A named event without id (ping, replayed, token_expired). */
+  /** A named event without id (ping, replayed, token_expired, a live-view snapshot). */
   signal(name: string, data = ''): void {
     this.write(`event: ${name}\ndata: ${data}\n\n`);
   }
