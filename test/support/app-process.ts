@@ -29,9 +29,14 @@ export interface SpawnAppOptions {
 
 /** Starts `node <main> --config <file> --port <port>`; resolves once /health answers, fails with the logs otherwise. */
 export async function spawnApp(o: SpawnAppOptions): Promise<AppProcess> {
+  // BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof": profile every app a bench or test starts.
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const proc = spawn(
     process.execPath,
-    o.argv ?? [o.main ?? '', '--config', o.configFile ?? '', '--port', String(o.port), ...(o.args ?? [])],
+    [
+      ...nodeArgs,
+      ...(o.argv ?? [o.main ?? '', '--config', o.configFile ?? '', '--port', String(o.port), ...(o.args ?? [])]),
+    ],
     {
       env: { ...process.env, LOG_LEVEL: 'warn', STOA_ADMIN_TOKEN: TEST_ADMIN_TOKEN, ...o.env },
       stdio: ['ignore', 'pipe', 'pipe'],

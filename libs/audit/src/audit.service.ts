@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LessThan, type Repository } from 'typeorm';
-import { InvalidInputError, randomToken } from '@stoa/core';
+import { GroupCommit, InvalidInputError, randomToken } from '@stoa/core';
 import type { AuditConfig } from './audit.config';
 import { AuditEntity } from './audit.entity';
 import type { AuditEvent, AuditFilter, AuditRecord } from './audit.types';
@@ -18,7 +18,11 @@ const SWEEP_MS = 3_600_000;
 export class AuditService implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(AuditService.name);
   private sweeper?: NodeJS.Timeout;
-  private pending = new Set<Promise<unknown>>();
+  /** Records queued behind the write in flight go in the next one (one multi-row INSERT per batch). */
+  private readonly writes = new GroupCommit<AuditEntity, void>(async (rows) => {
+    await this.repo.insert(rows);
+    return rows.map(() => undefined);
+  });
 
   constructor(
     @Inject(AUDIT_CONFIG) private readonly config: AuditConfig,
@@ -33,7 +37,7 @@ export class AuditService implements OnModuleInit, OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.sweeper);
-    await Promise.allSettled([...this.pending]);
+    await this.writes.flush();
   }
 
   /** Records a call (fire and forget; a failed write is logged, never thrown). */
@@ -54,16 +58,14 @@ export class AuditService implements OnModuleInit, OnApplicationShutdown {
       codeSha256: e.code === undefined ? null : createHash('sha256').update(e.code).digest('hex'),
       code: e.code !== undefined && this.config.store_code ? e.code : null,
     });
-    const write = this.repo
-      .insert(row)
+    this.writes
+      .submit(row)
       .catch((err: Error) => this.logger.error({ err: err.message, tool: e.tool }, 'audit write failed'));
-    this.pending.add(write);
-    void write.finally(() => this.pending.delete(write));
   }
 
   /** Waits for records still being written (tests, shutdown). */
   async flush(): Promise<void> {
-    await Promise.allSettled([...this.pending]);
+    await this.writes.flush();
   }
 
   /** Newest first, `limit` per page; `next_cursor` continues (keyset paging on time and id). */

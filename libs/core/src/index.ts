@@ -18,6 +18,8 @@ export { closeOnSignals, refuseStartOn, runMain, startupLogger, StartupRefusedEr
 export { settlesWithin } from './timing';
 /** FIFO async mutex. */
 export { Mutex } from './mutex';
+/** Writes batched behind the one in flight (one transaction for many callers). */
+export { GroupCommit } from './group-commit';
 /** Structured logging (pino) with access logs and redaction. */
 export { accessLog, LoggingModule } from './logging.module';
 /** Python repr of JSON values. */

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
 import type { EntityManager, Repository } from 'typeorm';
+import { GroupCommit } from '@stoa/core';
 import { ChannelEntity, MessageEntity } from '../coordination.entities';
 import { type ChannelView, iso, type MessageView } from '../coordination.types';
 import { Transactions } from '../coordination.tx';
@@ -69,37 +70,51 @@ export class ChatRepository {
   }
 
   /**
-   * Appends one message: the channel's counter is bumped and read in the same transaction, so concurrent posts
-   * (on any replica) get consecutive, unique sequence numbers and a stable order. Two statements: the counter
-   * bump returns the new count (RETURNING, on both databases), and the insert reads nothing back.
+   * Appends one message. Posts are group-committed: those arriving while a write is in flight are written together
+   * by the next transaction (one per batch, not per post). In it each channel's counter is bumped by its number of
+   * posts and read back (RETURNING, on both databases), so concurrent posts on any replica get consecutive, unique
+   * sequence numbers in arrival order.
    */
   append(channel: ChannelRef, m: NewMessage): Promise<MessageView> {
-    return this.tx.run(async (em) => {
+    return this.appends.submit({ channel, m });
+  }
+
+  private readonly appends = new GroupCommit<{ channel: ChannelRef; m: NewMessage }, MessageView>((batch) =>
+    this.tx.run(async (em) => {
       const now = Date.now();
-      const seq = await this.bumpCount(em, channel.id, now);
-      const row = Object.assign(new MessageEntity(), {
-        id: randomUUID(),
-        channelId: channel.id,
-        seq,
-        ...m,
-        createdAt: now,
+      const perChannel = new Map<string, number>();
+      for (const { channel } of batch) perChannel.set(channel.id, (perChannel.get(channel.id) ?? 0) + 1);
+      const next = new Map<string, number>();
+      // Channels in one order on every replica (PostgreSQL row locks taken in the same order cannot deadlock).
+      for (const [id, n] of [...perChannel].sort(([a], [b]) => (a < b ? -1 : 1)))
+        next.set(id, (await this.bumpCount(em, id, n, now)) - n + 1);
+      const rows = batch.map(({ channel, m }) => {
+        const seq = next.get(channel.id)!;
+        next.set(channel.id, seq + 1);
+        return Object.assign(new MessageEntity(), {
+          id: randomUUID(),
+          channelId: channel.id,
+          seq,
+          ...m,
+          createdAt: now,
+        });
       });
       await em
         .createQueryBuilder()
         .insert()
         .into(MessageEntity)
-        .values(row)
+        .values(rows)
         .updateEntity(false)
         .callListeners(false)
         .execute();
-      return messageView(row, channel.name);
-    });
-  }
+      return rows.map((row, i) => messageView(row, batch[i]!.channel.name));
+    }),
+  );
 
-  /** `message_count + 1` for the channel, returning the new count. */
-  private async bumpCount(em: EntityManager, channelId: string, now: number): Promise<number> {
+  /** `message_count + n` for the channel, returning the new count. */
+  private async bumpCount(em: EntityManager, channelId: string, n: number, now: number): Promise<number> {
     this.bumpSql ??= bumpCountSql(em);
-    const result = await em.queryRunner!.query(this.bumpSql, [now, channelId], true);
+    const result = await em.queryRunner!.query(this.bumpSql, [n, now, channelId], true);
     const count = (result.records as { message_count: number | string }[])[0]?.message_count;
     if (count === undefined) throw new Error(`channel ${channelId} vanished while posting`);
     return Number(count);
@@ -184,6 +199,6 @@ function bumpCountSql(em: EntityManager): string {
     .tablePath.split('.')
     .map((part) => driver.escape(part))
     .join('.');
-  const [at, id] = driver.options.type === 'postgres' ? ['$1', '$2'] : ['?', '?'];
-  return `UPDATE ${table} SET message_count = message_count + 1, last_activity_at = ${at} WHERE id = ${id} RETURNING message_count`;
+  const [n, at, id] = driver.options.type === 'postgres' ? ['$1', '$2', '$3'] : ['?', '?', '?'];
+  return `UPDATE ${table} SET message_count = message_count + ${n}, last_activity_at = ${at} WHERE id = ${id} RETURNING message_count`;
 }
