@@ -112,6 +112,32 @@ describe('download links and object transfers through a dispatcher reach the wor
     expect(size.json.stdout).toBe("(6000000, b'xxx')\n");
   });
 
+  it('relays a binary (application/vnd.stoa.object) body by the session id in its fields header', async () => {
+    const dave = await client('dave');
+    const [first, second] = await sessionsOnBoth(dave);
+    const post = (sid: string, name: string) =>
+      fetch(`${dispatcher.url}/object-transfer/receive`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/vnd.stoa.object',
+          'x-stoa-object': Buffer.from(
+            JSON.stringify({ variable_name: name, session_id: sid, metadata: { serializer: 'pickle' } }),
+          ).toString('base64url'),
+          authorization: `Bearer ${devToken('dave')}`,
+        },
+        body: Buffer.from(pickled42, 'base64'),
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
+    expect(await fetch(`${dispatcher.url}/object-transfer/receive`).then((r) => r.json())).toEqual({
+      formats: ['application/json', 'application/vnd.stoa.object'],
+    });
+    expect(await post(first!, 'p')).toMatchObject({ status: 200, body: { success: true, session_id: first } });
+    expect(await post(second!, 'q')).toMatchObject({ status: 200, body: { success: true, session_id: second } });
+    expect((await dave.call('execute_demo_code', { code: 'p', execution_session_id: first })).json.stdout).toBe('42\n');
+    expect((await dave.call('execute_demo_code', { code: 'q', execution_session_id: second })).json.stdout).toBe(
+      '42\n',
+    );
+  });
+
   it("answers someone else's session id exactly like an unknown one", async () => {
     const carol = await client('carol');
     const [mine] = await sessionsOnBoth(carol);

@@ -8,8 +8,11 @@ import { ErrorKind, isAppError, type Principal } from '@stoa/core';
 import { SessionService } from '@stoa/sessions';
 import {
   checkRelativeName,
+  isBinaryObject,
   mimeOf,
+  OBJECT_FIELDS_HEADER,
   openKernelFile,
+  RECEIVE_FORMATS,
   ReceiveService,
   TransferRuntime,
   TransferTooLargeError,
@@ -68,6 +71,13 @@ export class TransferController {
    * `POST /object-transfer/receive` (reference §6.5); the body is read by the service with the transfer cap, not
    * the JSON limit. Its refusals answer `{success: false, error, …details}` with their kind's status.
    */
+  /** The body formats `POST` reads: a Stoa sender sends binary when this lists it (the reference has no GET). */
+  @Public()
+  @Get('object-transfer/receive')
+  formats(): typeof RECEIVE_FORMATS {
+    return RECEIVE_FORMATS;
+  }
+
   @Post('object-transfer/receive')
   async receive(@CurrentPrincipal() principal: Principal, @Req() req: Request, @Res() res: Response): Promise<void> {
     // An answer before the whole body arrived closes the connection once the answer is out.
@@ -81,7 +91,10 @@ export class TransferController {
     try {
       if (Number(req.headers['content-length'] ?? NaN) > this.receiver.maxBodyBytes)
         throw new TransferTooLargeError('Payload exceeds maximum transfer size');
-      answer(200, await this.receiver.receive(principal, req));
+      const binary = isBinaryObject(req.headers['content-type'])
+        ? { fieldsHeader: req.headers[OBJECT_FIELDS_HEADER] }
+        : undefined;
+      answer(200, await this.receiver.receive(principal, req, binary));
     } catch (err) {
       if (!isAppError(err)) throw err;
       if (err.kind === ErrorKind.unavailable) res.setHeader('retry-after', '5');

@@ -28,7 +28,9 @@ export function webHeaders(req: IncomingMessage): Headers {
 export function toParsedBodyHandler(handler: WebMcpHandler, onerror: (err: Error) => void) {
   return async (req: IncomingMessage & { body?: unknown; auth?: unknown }, res: ServerResponse): Promise<void> => {
     const abort = new AbortController();
-    res.once('close', () => abort.abort());
+    // Only a client that left before the answer aborts the call (an abort after a complete answer would only
+    // make the SDK build errors for an exchange that is over).
+    res.once('close', () => res.writableFinished || abort.abort());
     const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, {
       method: req.method,
       headers: webHeaders(req),
@@ -58,6 +60,11 @@ export function toParsedBodyHandler(handler: WebMcpHandler, onerror: (err: Error
     res.writeHead(response.status, Object.fromEntries(response.headers));
     if (!response.body) {
       res.end();
+      return;
+    }
+    // A JSON answer is complete already: one write, no stream pipeline.
+    if (response.headers.get('content-type')?.startsWith('application/json')) {
+      res.end(Buffer.from(await response.arrayBuffer()));
       return;
     }
     // A client that goes away mid-stream ends the pipeline with a premature-close error: nothing to answer then.

@@ -47,6 +47,14 @@ export {
 /** `POST /object-transfer/receive`: the envelope streamed to a file, loaded by the target kernel; refusals are AppErrors. */
 export { ReceiveService } from './receive/receive.service';
 export { TransferTooLargeError } from './receive/receive.errors';
+/** Stoa's binary object transfer (negotiated with `GET /object-transfer/receive`; others get base64 JSON). */
+export {
+  BINARY_OBJECT_TYPE,
+  decodeObjectFields,
+  isBinaryObject,
+  OBJECT_FIELDS_HEADER,
+  RECEIVE_FORMATS,
+} from './receive/binary-body';
 /** The piecewise JSON tokenizer the receive body is read with (a dispatcher reads a body's session_id with it). */
 export { pieceTokenizer } from './receive/transfer-body';
 export { TransferLog, type RecordFilter, type TransferEvent } from './log/transfer-log.service';

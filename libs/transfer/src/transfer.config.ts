@@ -19,6 +19,11 @@ export const transferConfigSchema = z
     kernel_timeout_seconds: positiveInt.default(60),
     /** Per-request timeout of an outbound peer transfer. */
     peer_timeout_seconds: positiveInt.default(60),
+    /**
+     * Send objects to Stoa peers as raw bytes (negotiated: a peer whose `GET /object-transfer/receive` lists
+     * application/vnd.stoa.object) instead of base64 JSON; other peers always get the reference's JSON.
+     */
+    peer_binary: boolish.default(true).meta({ env: 'STOA_PEER_BINARY' }),
     /** Blob transfer tuning (MCP_BLOB_MAX_CONCURRENCY, MCP_BLOB_CHUNK_SIZE, MCP_BLOB_MAX_SINGLE_GET). */
     blob: blobTuningSchema.prefault({}),
     handles: z

@@ -68,7 +68,11 @@ export class TransferRuntime implements OnModuleInit, OnApplicationShutdown {
     for (const peer of s.peers) {
       if (this.destinations.some((d) => d.name === peer.name)) continue; // registered publishers win (reference §6.2)
       const credentials = PeerPublisher.credentials(peer, s.ownAudiences);
-      this.destinations.push({ kind: 'peer', name: peer.name, publisher: new PeerPublisher(peer, credentials) });
+      this.destinations.push({
+        kind: 'peer',
+        name: peer.name,
+        publisher: new PeerPublisher(peer, credentials, c.peer_binary),
+      });
     }
     const handleDir = join(s.dataDir, 'handles');
     const ttlMs = c.handles.ttl_hours * 3_600_000;

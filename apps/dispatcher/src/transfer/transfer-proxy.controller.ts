@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { CurrentPrincipal, Public } from '@stoa/auth';
 import type { Principal } from '@stoa/core';
 import { UpstreamPool, type Upstream } from '@stoa/connectors';
+import { decodeObjectFields, isBinaryObject, OBJECT_FIELDS_HEADER, RECEIVE_FORMATS } from '@stoa/transfer';
 import type { DispatcherSettings } from '../dispatcher.config';
 import { DISPATCHER_SETTINGS } from '../dispatcher.tokens';
 import { DispatchService, NO_WORKERS } from '../dispatch.service';
@@ -21,7 +22,7 @@ const DOWNLOAD_HEADERS = [
   'x-content-type-options',
 ];
 /** Request headers relayed to the worker with an object transfer (authorization is the worker's own). */
-const TRANSFER_HEADERS = ['content-type', 'content-length', 'traceparent', 'tracestate'];
+const TRANSFER_HEADERS = ['content-type', 'content-length', OBJECT_FIELDS_HEADER, 'traceparent', 'tracestate'];
 
 /**
  * The executor's HTTP endpoints outside `/mcp`, routed to the worker that owns the session: download links
@@ -57,6 +58,13 @@ export class TransferProxyController {
     }
   }
 
+  /** The formats the workers read (every worker is a Stoa executor, so binary too). */
+  @Public()
+  @Get('object-transfer/receive')
+  formats(): typeof RECEIVE_FORMATS {
+    return RECEIVE_FORMATS;
+  }
+
   @Post('object-transfer/receive')
   async receive(@CurrentPrincipal() principal: Principal, @Req() req: Request, @Res() res: Response): Promise<void> {
     const cap = this.settings.config.transfer_max_mb * 1024 * 1024;
@@ -69,7 +77,9 @@ export class TransferProxyController {
       return refuse(413, `Payload exceeds maximum transfer size (this dispatcher relays up to ${cap >> 20} MB).`);
     const held = new HeldBody();
     try {
-      const sid = await this.sessionOf(req, held, cap);
+      const sid = isBinaryObject(req.headers['content-type'])
+        ? this.sessionOfHeader(req)
+        : await this.sessionOf(req, held, cap);
       if (sid === null)
         return refuse(413, `Payload exceeds maximum transfer size (this dispatcher relays up to ${cap >> 20} MB).`);
       const worker = sid ? this.dispatch.ownerOf(sid) : undefined;
@@ -84,6 +94,16 @@ export class TransferProxyController {
       await this.relay(target, principal, req, res, held);
     } finally {
       held.dispose();
+    }
+  }
+
+  /** A binary body's session_id is in its fields header (an unreadable header: any worker refuses it with the reason). */
+  private sessionOfHeader(req: Request): string | undefined {
+    try {
+      const sid = decodeObjectFields(req.headers[OBJECT_FIELDS_HEADER]).session_id;
+      return typeof sid === 'string' && sid ? sid : undefined;
+    } catch {
+      return undefined;
     }
   }
 

@@ -19,6 +19,7 @@ import {
 } from './receive.errors';
 import { TransferLog } from '../log/transfer-log.service';
 import { type ParsedTransferBody, TransferBodyParser } from './transfer-body';
+import { decodeObjectFields, readBinaryBody } from './binary-body';
 import { TRANSFER_SETTINGS, type TransferSettings } from '../transfer.settings';
 
 /** The answer of a successful receipt (reference §6.5). */
@@ -62,11 +63,18 @@ export class ReceiveService {
   }
 
   /**
-   * Reads a body as it streams in (the base64 is decoded straight into a file; at most `maxBodyBytes`), then
+   * Reads a body as it streams in (the base64 is decoded straight into a file; at most `maxBodyBytes`; a binary
+   * body — see binary-body.ts — is written as it is, at most `max_object_bytes`), then
    * validates and loads it into the target session's kernel. Refusals are AppErrors carrying the reference's
    * messages; only MAX_CONCURRENT_RECEIVES run at once. The temporary file is always removed.
    */
-  async receive(principal: Principal | undefined, body: AsyncIterable<Buffer>): Promise<ReceivedObject> {
+  async receive(
+    principal: Principal | undefined,
+    body: AsyncIterable<Buffer>,
+    binary?: { fieldsHeader: string | string[] | undefined },
+  ): Promise<ReceivedObject> {
+    // A binary body's fields are in a header: an unreadable one is refused before anything is read or written.
+    const binaryFields = binary && decodeObjectFields(binary.fieldsHeader);
     // Each receipt decodes to disk and then occupies a kernel: only a few at once per process.
     if (this.active >= MAX_CONCURRENT_RECEIVES) throw new ReceiveCapacityError();
     this.active++;
@@ -74,7 +82,10 @@ export class ReceiveService {
     const file = join(incoming, `recv-${randomBytes(8).toString('hex')}.pkl`);
     try {
       await mkdir(incoming, { recursive: true, mode: 0o700 });
-      return await this.accept(principal, await this.read(body, file), file);
+      const parsed = binaryFields
+        ? await readBinaryBody(body, binaryFields, file, this.settings.config.max_object_bytes)
+        : await this.read(body, file);
+      return await this.accept(principal, parsed, file);
     } finally {
       this.active--;
       await rm(file, { force: true });

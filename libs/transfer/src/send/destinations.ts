@@ -6,7 +6,7 @@ import { appError, ErrorKind, InvalidInputError, type Principal } from '@stoa/co
 import { UpstreamCredentials } from '@stoa/connectors';
 import type { ArtifactLinks } from '../artifacts/artifact-links';
 import type { BlobStore } from '../blob/blob-store';
-import { postObject } from '../peers/peer-http';
+import { peerReadsBinary, postObject } from '../peers/peer-http';
 import { checkRelativeName, isInside, type OpenedFile } from '../files/safe-files';
 import { validateTargetUrl } from '../peers/target-url';
 import type { PeerDestination } from '../transfer.settings';
@@ -80,6 +80,8 @@ export class PeerPublisher implements Publisher<FileItem, CallerRequest> {
   constructor(
     private readonly peer: PeerDestination,
     private readonly credentials: UpstreamCredentials | undefined,
+    /** Negotiate Stoa's binary body with peers that read it (`transfer.peer_binary`). */
+    private readonly binary = true,
     private readonly env: NodeJS.ProcessEnv = process.env,
   ) {
     this.name = peer.name;
@@ -100,6 +102,7 @@ export class PeerPublisher implements Publisher<FileItem, CallerRequest> {
       metadata: { source_server: r.sourceServer, transfer_id: r.transferId, serializer: item.serializer },
       file: item.file,
       timeoutMs: r.timeoutMs,
+      binary: this.binary && (await peerReadsBinary(base, r.timeoutMs)),
     });
     if (status < 200 || status >= 300) {
       const why = typeof body.error === 'string' ? body.error : JSON.stringify(body);
