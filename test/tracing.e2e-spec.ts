@@ -6,13 +6,14 @@ import { startExecutor, type RunningExecutor } from './support/executor-process'
 import { type LegacyFacade, startLegacyFacade } from './support/legacy-facade';
 import { type CollectedSpan, type OtlpCollector, startOtlpCollector } from './support/otlp-collector';
 import { ROOT } from './support/paths';
-import { startRouter, until, type RunningRouter } from './support/router-process';
+import { startDispatcher, startGateway, startRouter, until, type RunningRouter } from './support/router-process';
 import { devToken, rawToolCall, v1Client, v2Client, type TestClient } from './support/ts-clients';
 
 const demo = join(ROOT, 'examples', 'servers', 'demo');
 const EXECUTE = 'execute_demo_code';
 const SERVER = 2;
 const CLIENT = 3;
+const passthrough = { mode: 'passthrough', audience: 'dev' };
 
 describe('OpenTelemetry traces across a router and an executor (real processes, an in-test OTLP receiver)', () => {
   let collector: OtlpCollector;
@@ -23,6 +24,10 @@ describe('OpenTelemetry traces across a router and an executor (real processes, 
   let facade: LegacyFacade;
   let oldRouter: RunningRouter;
   let viaOld: TestClient;
+  let gateway: RunningRouter;
+  let dispatcher: RunningRouter;
+  let jobs: RunningExecutor;
+  const others: TestClient[] = [];
 
   beforeAll(async () => {
     collector = await startOtlpCollector();
@@ -43,11 +48,33 @@ describe('OpenTelemetry traces across a router and an executor (real processes, 
       { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
     );
     viaOld = await v2Client(oldRouter.mcpUrl, 'auto', devToken('alice'));
+    const otel = { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url };
+    // An async_only executor: every call runs as a background job (its own job.run span).
+    jobs = await startExecutor({ config: { name: 'jobs', execution: { mode: 'async_only' } }, env: otel });
+    [gateway, dispatcher] = await Promise.all([
+      startGateway({ upstream: { name: 'demo', url: executor.mcpUrl, auth: passthrough } }, otel),
+      startDispatcher({ workers: [{ name: 'w1', url: executor.mcpUrl }], worker_auth: passthrough }, otel),
+    ]);
   });
-  afterAll(() => shutDown(modern, legacy, viaOld, oldRouter, facade, router, executor, collector));
+  afterAll(() =>
+    shutDown(
+      modern,
+      legacy,
+      viaOld,
+      ...others,
+      oldRouter,
+      facade,
+      router,
+      gateway,
+      dispatcher,
+      executor,
+      jobs,
+      collector,
+    ),
+  );
 
   /** The executor's tool span of the call that printed `marker`, once both apps exported theirs. */
-  async function traceOf(marker: string, client: TestClient): Promise<CollectedSpan[]> {
+  async function traceOf(marker: string, client: TestClient, via = 'stoa-router'): Promise<CollectedSpan[]> {
     const known = new Set(collector.spans.map((s) => s.spanId)); // spans of earlier calls
     const r = await client.call(EXECUTE, { code: `print(${JSON.stringify(marker)})` });
     expect(r.json).toMatchObject({ success: true, stdout: `${marker}\n` });
@@ -60,13 +87,13 @@ describe('OpenTelemetry traces across a router and an executor (real processes, 
       );
       if (!mine) return Promise.resolve(undefined);
       const trace = collector.spans.filter((s) => s.traceId === mine.traceId);
-      return Promise.resolve(trace.some((s) => s.service === 'stoa-router' && s.kind === SERVER) ? trace : undefined);
+      return Promise.resolve(trace.some((s) => s.service === via && s.kind === SERVER) ? trace : undefined);
     });
   }
 
-  function check(trace: CollectedSpan[]): void {
-    const routerCall = trace.find((s) => s.service === 'stoa-router' && s.kind === SERVER);
-    const hop = trace.find((s) => s.service === 'stoa-router' && s.kind === CLIENT);
+  function check(trace: CollectedSpan[], via = 'stoa-router', upstream = 'demo'): void {
+    const routerCall = trace.find((s) => s.service === via && s.kind === SERVER);
+    const hop = trace.find((s) => s.service === via && s.kind === CLIENT);
     const executorCall = trace.find((s) => s.service === 'stoa-executor' && s.kind === SERVER);
     const kernel = trace.find((s) => s.name === 'kernel.execute');
     expect(routerCall).toMatchObject({
@@ -77,7 +104,7 @@ describe('OpenTelemetry traces across a router and an executor (real processes, 
         'gen_ai.operation.name': 'execute_tool',
       },
     });
-    expect(hop).toMatchObject({ parentSpanId: routerCall?.spanId, attributes: { 'stoa.upstream': 'demo' } });
+    expect(hop).toMatchObject({ parentSpanId: routerCall?.spanId, attributes: { 'stoa.upstream': upstream } });
     // One agent call is one trace: the executor's span is the child of the router's hop to it.
     expect(executorCall).toMatchObject({
       parentSpanId: hop?.spanId,
@@ -151,5 +178,42 @@ describe('OpenTelemetry traces across a router and an executor (real processes, 
       parentSpanId: metaParent,
       attributes: { 'jsonrpc.request.id': '1' },
     });
+  });
+  it('links a call through the gateway: gateway → executor → kernel in one trace', async () => {
+    const c = await v2Client(gateway.mcpUrl, 'auto', devToken('alice'));
+    others.push(c);
+    check(await traceOf('via-gateway', c, 'stoa-gateway'), 'stoa-gateway');
+  });
+
+  it('links a call through the dispatcher: dispatcher → worker executor → kernel in one trace', async () => {
+    const c = await v2Client(dispatcher.mcpUrl, 'auto', devToken('alice'));
+    others.push(c);
+    check(await traceOf('via-dispatcher', c, 'stoa-dispatcher'), 'stoa-dispatcher', 'w1');
+  });
+
+  it("puts an async job's run under the tool call that started it: tools/call → job.run → kernel.execute", async () => {
+    const c = await v2Client(jobs.mcpUrl, 'auto', devToken('alice'));
+    others.push(c);
+    const started = await c.call('execute_jobs_code', { code: 'print("in a job")' });
+    const jobId = started.json.job_id as string;
+    expect(jobId).toEqual(expect.any(String));
+    await expect
+      .poll(async () => (await c.call('jobs_check_job', { job_id: jobId })).json.status, { timeout: 20_000 })
+      .toBe('completed');
+    const run = await until('the job.run span', () =>
+      Promise.resolve(collector.spans.find((s) => s.name === 'job.run' && s.attributes['stoa.job.id'] === jobId)),
+    );
+    const kernel = await until('its kernel.execute span', () =>
+      Promise.resolve(collector.spans.find((s) => s.name === 'kernel.execute' && s.parentSpanId === run.spanId)),
+    );
+    const call = collector.spans.find((s) => s.spanId === run.parentSpanId);
+    expect(call).toMatchObject({
+      service: 'stoa-executor',
+      kind: SERVER,
+      name: 'tools/call execute_jobs_code',
+      traceId: run.traceId,
+    });
+    expect(run.attributes['stoa.job.kind']).toBe('background');
+    expect(kernel.traceId).toBe(run.traceId);
   });
 });

@@ -9,6 +9,7 @@
     orch: ['tool_search', 'data_searched', 'skill_loaded', 'workflow_planned'],
     transfer: ['object_sent', 'object_received'],
     artifact: ['artifact_published'],
+    proxy: ['tool_called'],
   };
   const NO_SESSION = '(no session)';
   const seen = new Map(); // id → event
@@ -128,6 +129,8 @@
         .map((k) => `${k}=${e[k]}`);
       out.push(el('div', { cls: 'muted', text: parts.join(' ') }));
     }
+    if (e.type === 'tool_called')
+      out.push(el('div', { cls: 'muted', text: `tool ${e.tool_name || '?'} → upstream ${e.target_server || '?'}` }));
     if (e.remote_uri) out.push(el('div', {}, safeLink(e.remote_uri, e.name || e.remote_uri)));
     return out;
   }

@@ -8,6 +8,7 @@ import {
 } from '../../../test/support/activity';
 import { chromiumAvailable, launchChromium, screenshotAndOrigins } from '../../../test/support/browser';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
+import { startRouter, type RunningRouter } from '../../../test/support/router-process';
 import { v2Client, type TestClient } from '../../../test/support/ts-clients';
 
 const XSS = `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>`;
@@ -17,6 +18,7 @@ describe.runIf(chromiumAvailable())('activity dashboard in Chromium', () => {
   let activity: RunningActivity;
   const executors: RunningExecutor[] = [];
   const clients: Record<string, TestClient> = {};
+  let router: RunningRouter;
   let browser: Browser;
   let page: Page;
   const pageErrors: string[] = [];
@@ -29,6 +31,11 @@ describe.runIf(chromiumAvailable())('activity dashboard in Chromium', () => {
       executors.push(ex);
       clients[name] = await v2Client(ex.mcpUrl, 'auto');
     }
+    router = await startRouter(
+      { upstreams: [{ name: 'demo', url: executors[0]!.mcpUrl, auth: { mode: 'passthrough', audience: 'dev' } }] },
+      env,
+    );
+    clients.router = await v2Client(router.mcpUrl, 'auto');
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.on('pageerror', (e) => pageErrors.push(e.message));
@@ -39,6 +46,7 @@ describe.runIf(chromiumAvailable())('activity dashboard in Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     for (const c of Object.values(clients)) await c.close();
+    await router?.stop();
     for (const e of executors) await e.stop();
     await activity?.stop();
   });
@@ -89,6 +97,20 @@ describe.runIf(chromiumAvailable())('activity dashboard in Chromium', () => {
     await expect(page.locator('article.card:not(.hidden):not([data-server="geo"])').count()).resolves.toBe(0);
     await page.selectOption('#filter-server', '');
     await expect(page.locator('article.card[data-server="demo"]:not(.hidden)').count()).resolves.toBeGreaterThan(0);
+  });
+
+  it("shows a router's proxied call as text in the lane of the session it ran in", async () => {
+    const r = await clients.router!.call('execute_demo_code', { code: 'print("proxied")', description: 'via router' });
+    expect(r.json.success).toBe(true);
+    const lane = page.locator(`details.lane[data-session="${String(r.json.session_id)}"]`);
+    const card = lane.locator('article.card[data-type="tool_called"][data-server="lab"]');
+    await card.waitFor({ timeout: 5000 });
+    await expect(card.locator('.desc').textContent()).resolves.toBe('execute_demo_code → demo');
+    await expect(card.textContent()).resolves.toContain('tool execute_demo_code → upstream demo');
+    // The executor's own event of the same run shares the lane.
+    await expect(
+      lane.locator('article.card[data-type="code_executed"]', { hasText: 'via router' }).count(),
+    ).resolves.toBe(1);
   });
 
   it('loads nothing from outside and runs no page errors; keeps a screenshot', async () => {

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
 import type { PrincipalResolver } from '@stoa/auth';
 import type { Principal } from '@stoa/core';
-import { observedToolCall, type RpcBody, type UpstreamPool } from '@stoa/connectors';
+import { namedSession, observedToolCall, type RpcBody, type UpstreamPool } from '@stoa/connectors';
 import { envelopeRefusal } from '@stoa/mcp';
 import { type DispatchService, toolError } from './dispatch.service';
 
@@ -49,6 +49,7 @@ export function dispatcherFastPath(dispatch: DispatchService, pool: UpstreamPool
                   req.headers,
                   res,
                   ac.signal,
+                  { sessionId: namedSession(body) },
                 ),
               );
               await dispatch.remember(route.worker, name, r.refs, ctx);

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 
-/** The reference's twelve activity event types (§9.2); the names are wire contract. */
+/**
+ * The reference's twelve activity event types (§9.2; the names are wire contract), plus `tool_called`: one tool
+ * call a connector (router, gateway, dispatcher) proxied to an upstream, with `tool_name`, `target_server` (the
+ * upstream), `duration_ms` and `success`. The reference's connectors publish nothing.
+ */
 export const ActivityEventType = {
   codeExecuted: 'code_executed',
   codeFailed: 'code_failed',
@@ -14,6 +18,7 @@ export const ActivityEventType = {
   objectSent: 'object_sent',
   artifactPublished: 'artifact_published',
   objectReceived: 'object_received',
+  toolCalled: 'tool_called',
 } as const;
 export type ActivityEventType = (typeof ActivityEventType)[keyof typeof ActivityEventType];
 export const ACTIVITY_EVENT_TYPES = Object.values(ActivityEventType) as [ActivityEventType, ...ActivityEventType[]];

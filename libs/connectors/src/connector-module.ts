@@ -1,6 +1,7 @@
 import type { DynamicModule, Provider, Type } from '@nestjs/common';
 import {
   ActivityModule,
+  ActivityPublisher,
   type ActivityPublisherConfig,
   type MetricsConfig,
   StoaMetrics,
@@ -70,10 +71,11 @@ export function connectorModule(module: Type, spec: ConnectorModuleSpec): Dynami
       spec.settings,
       {
         provide: UpstreamPool,
-        inject: [StoaMetrics],
-        useFactory: async (metrics: StoaMetrics) => {
+        inject: [StoaMetrics, ActivityPublisher],
+        useFactory: async (metrics: StoaMetrics, activity: ActivityPublisher) => {
           const pool = await createUpstreamPool(spec.upstreams, spec.pool ?? connectors, auth);
           pool.metrics = metrics;
+          pool.activity = activity;
           metrics.addCollector(() => {
             for (const u of pool.status())
               metrics.upstreamHealthy.set({ upstream: u.name }, u.state === 'healthy' ? 1 : 0);

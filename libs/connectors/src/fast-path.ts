@@ -111,7 +111,10 @@ async function forward(
   const ac = new AbortController();
   res.once('close', () => res.writableFinished || ac.abort()); // the caller went away: cancel upstream
   try {
-    const r = await pool.forward(upstream, principal, raw, req.headers, res, ac.signal, hooks.headers);
+    const r = await pool.forward(upstream, principal, raw, req.headers, res, ac.signal, {
+      headers: hooks.headers,
+      sessionId: namedSession(body),
+    });
     hooks.after?.(principal, tool, body, {
       isError: r.isError,
       bytesIn,
@@ -166,6 +169,12 @@ async function relayTask(
     }
   }
   json(res, { jsonrpc: '2.0', id: body.id ?? null, error: last });
+}
+
+/** The execution session a call names (`execution_session_id`), for its activity event. */
+export function namedSession(body: RpcBody): string | undefined {
+  const id = body.params?.arguments?.execution_session_id;
+  return typeof id === 'string' && id ? id : undefined;
 }
 
 /** The capabilities a 2026-07-28 request declared in its `_meta` envelope (an empty set when absent). */

@@ -3,12 +3,14 @@ import { EventEmitter } from 'node:events';
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
-import { failSpan, inSpan, SpanKind, type StoaMetrics, traceCarrier } from '@stoa/activity';
+import { type ActivityPublisher, failSpan, inSpan, SpanKind, type StoaMetrics, traceCarrier } from '@stoa/activity';
 import { type Principal, UnavailableError } from '@stoa/core';
+import { resultRefs } from '@stoa/mcp';
 import type { McpToolInfo } from './catalog';
 import type { CredentialSource } from './upstream.config';
 import { LegacyClients } from './legacy-clients';
 import { withTraceMeta } from './observed-call';
+import { type Hop, publishToolCall, stringOf } from './tool-called';
 import { Upstream, type UpstreamStatus } from './upstream';
 import type { ForwardResult, RpcMessage } from './upstream-http';
 import type { PoolConfig, UpstreamConfig } from './upstream.config';
@@ -36,6 +38,8 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
   private readonly legacy: LegacyClients;
   /** Where tool calls and upstream hops are counted (set by the connector module). */
   metrics?: StoaMetrics;
+  /** Where each proxied call is published as a `tool_called` activity event (set by the connector module). */
+  activity?: ActivityPublisher;
 
   constructor(
     configs: readonly UpstreamConfig[],
@@ -99,7 +103,10 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
     return authorization;
   }
 
-  /** Streams a caller's 2026-07-28 request to the upstream and the answer back (the fast path). */
+  /**
+   * Streams a caller's 2026-07-28 request to the upstream and the answer back (the fast path). `sessionId` is
+   * the execution session the call names (published when the result names none).
+   */
   async forward(
     upstream: Upstream,
     principal: Principal,
@@ -107,14 +114,18 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
     headers: IncomingHttpHeaders,
     res: ServerResponse,
     signal: AbortSignal,
-    extra?: Record<string, string>,
+    opts: { headers?: Record<string, string>; sessionId?: string } = {},
   ): Promise<ForwardResult> {
-    const tool = headers['mcp-name'];
-    return this.timed(upstream, typeof tool === 'string' ? tool : '', async (trace) => {
-      const authorization = await this.authorization(upstream, principal);
-      const sent = trace.traceparent ? withTraceMeta(body, trace) : body;
-      return upstream.http.forward(sent, headers, authorization, res, signal, { ...extra, ...trace });
-    });
+    const hop = { upstream, principal, tool: stringOf(headers['mcp-name']) ?? '' };
+    return this.timed(
+      hop,
+      async (trace) => {
+        const authorization = await this.authorization(upstream, principal);
+        const sent = trace.traceparent ? withTraceMeta(body, trace) : body;
+        return upstream.http.forward(sent, headers, authorization, res, signal, { ...opts.headers, ...trace });
+      },
+      (r) => r?.refs.session_id ?? opts.sessionId,
+    );
   }
 
   /** Calls an upstream tool for `principal` and returns its result; progress notifications go to `onProgress`. */
@@ -129,8 +140,11 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
       headers?: Record<string, string>;
     } = {},
   ): Promise<UpstreamToolResult> {
-    return this.timed(upstream, name, (trace) =>
-      this.callOnce(upstream, principal, name, args, { ...opts, headers: { ...opts.headers, ...trace } }, trace),
+    return this.timed(
+      { upstream, principal, tool: name },
+      (trace) =>
+        this.callOnce(upstream, principal, name, args, { ...opts, headers: { ...opts.headers, ...trace } }, trace),
+      (r) => (r && resultRefs(r).session_id) ?? stringOf(args.execution_session_id),
     );
   }
 
@@ -184,13 +198,14 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
 
   /**
    * Runs one request to `upstream` in a client span (its trace context handed to `run` for the request's headers
-   * and `_meta`) and counts its duration; an error result or a throw is outcome `error`.
+   * and `_meta`), counts its duration and publishes it; an error result or a throw is outcome `error`.
    */
   private timed<T extends { isError?: unknown }>(
-    upstream: Upstream,
-    tool: string,
+    hop: Hop,
     run: (trace: Record<string, string>) => Promise<T>,
+    sessionOf: (r: T | undefined) => string | undefined,
   ): Promise<T> {
+    const { upstream, tool } = hop;
     const attributes = { 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': tool, 'stoa.upstream': upstream.name };
     return inSpan(`tools/call ${tool}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
       const started = performance.now();
@@ -199,9 +214,11 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
         const r = await run(traceCarrier());
         if (r.isError === true) failSpan(span, 'tool_error');
         this.metrics?.observeUpstreamHop(upstream.name, r.isError === true ? 'error' : 'ok', seconds());
+        publishToolCall(this.activity, hop, r.isError !== true, seconds(), sessionOf(r));
         return r;
       } catch (err) {
         this.metrics?.observeUpstreamHop(upstream.name, 'error', seconds());
+        publishToolCall(this.activity, hop, false, seconds(), sessionOf(undefined), (err as Error).message);
         throw err;
       }
     });
