@@ -4,6 +4,7 @@ import type { PrincipalResolver } from '@stoa/auth';
 import { isAppError, type Principal } from '@stoa/core';
 import { envelopeRefusal } from '@stoa/mcp';
 import { observedToolCall } from './observed-call';
+import { stringOf } from './tool-called';
 import type { Upstream } from './upstream';
 import type { UpstreamPool } from './upstream-pool';
 
@@ -173,8 +174,7 @@ async function relayTask(
 
 /** The execution session a call names (`execution_session_id`), for its activity event. */
 export function namedSession(body: RpcBody): string | undefined {
-  const id = body.params?.arguments?.execution_session_id;
-  return typeof id === 'string' && id ? id : undefined;
+  return stringOf(body.params?.arguments?.execution_session_id);
 }
 
 /** The capabilities a 2026-07-28 request declared in its `_meta` envelope (an empty set when absent). */

@@ -15,17 +15,18 @@ const POLLS = /_check_(job|batch)$/;
 /**
  * Publishes a proxied call as a `tool_called` activity event (queued: never waits, never throws). The connector
  * is `server` (the publisher's default), the upstream `target_server`; `session_id` is the execution session
- * the call named or its result returned.
+ * the call named or its result returned (`sessionOf`, read only when the event is published).
  */
 export function publishToolCall(
   activity: ActivityPublisher | undefined,
   hop: Hop,
   success: boolean,
   seconds: number,
-  sessionId: string | undefined,
+  sessionOf: () => string | undefined,
   error?: string,
 ): void {
-  if (!activity?.enabled || POLLS.test(hop.tool)) return;
+  if (!activity?.enabled || POLLS.test(hop.tool)) return; // nothing to publish: the result is not even read
+  const sessionId = sessionOf();
   activity.publish({
     type: ActivityEventType.toolCalled,
     description: `${hop.tool} → ${hop.upstream.name}`,

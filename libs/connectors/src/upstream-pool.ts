@@ -214,11 +214,11 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
         const r = await run(traceCarrier());
         if (r.isError === true) failSpan(span, 'tool_error');
         this.metrics?.observeUpstreamHop(upstream.name, r.isError === true ? 'error' : 'ok', seconds());
-        publishToolCall(this.activity, hop, r.isError !== true, seconds(), sessionOf(r));
+        publishToolCall(this.activity, hop, r.isError !== true, seconds(), () => sessionOf(r));
         return r;
       } catch (err) {
         this.metrics?.observeUpstreamHop(upstream.name, 'error', seconds());
-        publishToolCall(this.activity, hop, false, seconds(), sessionOf(undefined), (err as Error).message);
+        publishToolCall(this.activity, hop, false, seconds(), () => sessionOf(undefined), (err as Error).message);
         throw err;
       }
     });
