@@ -1,12 +1,11 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import {
   createMcpHandler,
-  fromJsonSchema,
   isInitializeRequest,
   isLegacyRequest,
-  type JsonSchemaType,
+  type CallToolResult,
   McpServer,
   type ServerContext,
 } from '@modelcontextprotocol/server';
@@ -14,22 +13,24 @@ import { callerContext, failSpan, inSpan, SpanKind, withHeaderContext } from '@s
 import { clip, type Principal } from '@stoa/core';
 import type { McpServerSpec, ToolContext, ToolDefinition } from './mcp.types';
 import { compactJsonSchema } from './compact-schema';
-import { declaresTasks, principalOf, registerTaskMethods, TASKS_EXTENSION } from './tasks';
+import { principalOf, registerTaskMethods, TASKS_EXTENSION } from './tasks';
 import { errorToToolResult, toToolResult, withResourceLinks } from './tool-result';
 import { registerResourceMethods } from './resources';
 import { registerSkillMethods, skillsCapability } from './skills-extension';
-import { envelopeRefusal, type Refusal, transportRefusal } from './request-guard';
+import { envelopeRefusal, transportRefusal } from './request-guard';
 import { withReadableErrors } from './readable-errors';
 import { toParsedBodyHandler, webHeaders } from './node-bridge';
+import { type DirectCall, directAnswer, directCallOf } from './direct-call';
+import {
+  type FixedCaller,
+  functionPolicyOf,
+  type McpRequest,
+  proxiedSchema,
+  refuse,
+  toolContext,
+} from './endpoint-parts';
 
-/** The caller of a connection without HTTP auth (stdio): who it is, and an id for the connection. */
-export interface FixedCaller {
-  principal: Principal;
-  connectionId: string;
-}
-
-/** A Node request after our auth middleware ran. */
-export type McpRequest = IncomingMessage & { body?: unknown; auth?: unknown };
+export type { FixedCaller, McpRequest } from './endpoint-parts';
 
 export interface McpEndpointOptions {
   /** Mints `Mcp-Session-Id`s for 2025-era clients (we use execution session ids, so both are one id). */
@@ -41,6 +42,11 @@ export interface McpEndpointOptions {
   legacyIdleMs: number;
   /** Told of every answered tool call (metrics): its tool, whether the result is an error, and how long it took. */
   onToolCall?: (tool: string, isError: boolean, seconds: number) => void;
+  /**
+   * Answer plain 2026-07-28 `tools/call` requests without the SDK's per-request server (default true; see
+   * directCallOf). `false` sends every request through the SDK (the equality test compares the two).
+   */
+  directCalls?: boolean;
 }
 
 interface LegacySession {
@@ -90,6 +96,8 @@ export class McpEndpoint {
     };
     // Tool spans below are children of the caller's HTTP traceparent unless their `_meta` names another.
     await withHeaderContext(req.headers, async () => {
+      const direct = req.method === 'POST' && this.opts.directCalls !== false && directCallOf(req, this.spec.tools);
+      if (direct) return this.serveDirect(direct, req, res, principal);
       if (await this.isLegacy(req)) return this.handleLegacy(req, res, principal);
       await this.modern(req, res);
     });
@@ -196,93 +204,69 @@ export class McpEndpoint {
       tool.name,
       { description: tool.description, inputSchema, annotations: tool.annotations },
       (args: unknown, ctx: ServerContext) =>
-        // One span per tool call (MCP semantic conventions), child of the caller's `_meta` or HTTP traceparent.
-        inSpan(
-          `tools/call ${tool.name}`,
-          {
-            kind: SpanKind.SERVER,
-            parent: callerContext(ctx.mcpReq._meta),
-            attributes: {
-              'mcp.method.name': 'tools/call',
-              'gen_ai.tool.name': tool.name,
-              'gen_ai.operation.name': 'execute_tool',
-              ...(ctx.sessionId ? { 'mcp.session.id': ctx.sessionId } : {}),
-              'jsonrpc.request.id': String(ctx.mcpReq.id),
-            },
-          },
-          async (span) => {
-            const started = performance.now();
-            let result: ReturnType<typeof toToolResult>;
-            try {
-              const value = await tool.handler(args as never, toolContext(ctx, fixed));
-              result = withResourceLinks(toToolResult(value), this.spec.resultLinks?.(value));
-            } catch (err) {
-              result = errorToToolResult(err, tool.name);
-            }
-            if (result.isError) failSpan(span, 'tool_error');
-            this.opts.onToolCall?.(tool.name, result.isError === true, (performance.now() - started) / 1000);
-            return result;
-          },
-        ),
+        this.runTool(tool, args, toolContext(ctx, fixed), ctx.mcpReq._meta, ctx.mcpReq.id, ctx.sessionId),
     );
   }
-}
 
-/** Arguments of proxied tools are validated by the upstream that owns the schema, not twice. */
-const passThrough = {
-  getValidator: () => (input: unknown) => ({ valid: true as const, data: input, errorMessage: undefined }),
-};
-const proxiedSchemas = new WeakMap<Record<string, unknown>, ReturnType<typeof fromJsonSchema>>();
-
-function proxiedSchema(schema: Record<string, unknown>): ReturnType<typeof fromJsonSchema> {
-  let hit = proxiedSchemas.get(schema);
-  if (!hit) {
-    hit = fromJsonSchema(schema as JsonSchemaType, passThrough as never);
-    proxiedSchemas.set(schema, hit);
+  /** A 2026-07-28 `tools/call` the endpoint answers without the SDK (see directCallOf). */
+  private async serveDirect(call: DirectCall, req: McpRequest, res: ServerResponse, principal: Principal) {
+    const abort = new AbortController();
+    res.once('close', () => res.writableFinished || abort.abort());
+    const ctx: ToolContext = {
+      principal,
+      tasksSupported: false,
+      transportSessionId: undefined,
+      signal: abort.signal,
+      functionPolicy: functionPolicyOf(req),
+      log: () => Promise.resolve(), // no log level in the envelope: a 2026-07-28 server sends no log messages
+      progress: undefined,
+    };
+    const result = await this.runTool(call.tool, call.args, ctx, call.meta, call.id, undefined);
+    const text = directAnswer(call.id, result, this.serverInfo);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+    res.end(text);
   }
-  return hit;
-}
 
-/**
- * `X-Stoa-Function-Policy: {"allowed": [...], "blocked": [...]}` — the gateway's domain-function policy. It can only
- * take functions away (the kernel proxies refuse what it blocks), so a caller setting it only restricts itself.
- */
-function functionPolicyOf(req: McpRequest): ToolContext['functionPolicy'] {
-  const raw = req.headers['x-stoa-function-policy'];
-  if (typeof raw !== 'string' || !raw) return undefined;
-  try {
-    const p = JSON.parse(raw) as { allowed?: unknown; blocked?: unknown };
-    const list = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
-    return { allowed: list(p.allowed), blocked: list(p.blocked) };
-  } catch {
-    return { allowed: [] }; // unreadable policy: fail closed (no domain function allowed)
+  private get serverInfo() {
+    return { name: this.spec.name, version: this.spec.version };
   }
-}
 
-function toolContext(ctx: ServerContext, fixed?: FixedCaller): ToolContext {
-  const principal = fixed?.principal ?? principalOf(ctx);
-  const functionPolicy = (ctx.http?.authInfo?.extra as { functionPolicy?: ToolContext['functionPolicy'] } | undefined)
-    ?.functionPolicy;
-  const token = ctx.mcpReq._meta?.progressToken;
-  return {
-    principal,
-    tasksSupported: declaresTasks(ctx),
-    transportSessionId: ctx.sessionId ?? fixed?.connectionId,
-    signal: ctx.mcpReq.signal,
-    functionPolicy,
-    log: (level, data, logger) => ctx.mcpReq.log(level, data, logger).catch(() => undefined),
-    progress:
-      token === undefined
-        ? undefined
-        : (progress, message, total) =>
-            ctx.mcpReq.notify({
-              method: 'notifications/progress',
-              params: { progressToken: token, progress, total, message },
-            }),
-  };
-}
-
-function refuse(res: ServerResponse, r: Refusal): void {
-  res.writeHead(r.status, { 'content-type': 'application/json', ...r.headers });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: r.code, message: r.message }, id: r.id ?? null }));
+  /** One tool call, whichever path it came by: a span (MCP semantic conventions), the result, metrics. */
+  private runTool(
+    tool: ToolDefinition,
+    args: unknown,
+    ctx: ToolContext,
+    meta: Record<string, unknown> | undefined,
+    requestId: string | number,
+    sessionId: string | undefined,
+  ): Promise<CallToolResult> {
+    // The span is a child of the caller's `_meta` traceparent, else of the HTTP one.
+    return inSpan(
+      `tools/call ${tool.name}`,
+      {
+        kind: SpanKind.SERVER,
+        parent: callerContext(meta),
+        attributes: {
+          'mcp.method.name': 'tools/call',
+          'gen_ai.tool.name': tool.name,
+          'gen_ai.operation.name': 'execute_tool',
+          ...(sessionId ? { 'mcp.session.id': sessionId } : {}),
+          'jsonrpc.request.id': String(requestId),
+        },
+      },
+      async (span) => {
+        const started = performance.now();
+        let result: CallToolResult;
+        try {
+          const value = await tool.handler(args as never, ctx);
+          result = withResourceLinks(toToolResult(value), this.spec.resultLinks?.(value));
+        } catch (err) {
+          result = errorToToolResult(err, tool.name);
+        }
+        if (result.isError) failSpan(span, 'tool_error');
+        this.opts.onToolCall?.(tool.name, result.isError === true, (performance.now() - started) / 1000);
+        return result;
+      },
+    );
+  }
 }
