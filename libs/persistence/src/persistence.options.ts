@@ -60,5 +60,8 @@ export function buildDataSourceOptions(opts: PersistenceOptions): DataSourceOpti
     database: file,
     enableWAL: true,
     timeout: 5000,
+    // Prepared statements are cached per connection, first in first out; TypeORM's 100 were too few for the
+    // statements of group commits (one multi-row INSERT per batch size), so hot statements were re-prepared.
+    statementCacheSize: 1000,
   };
 }
