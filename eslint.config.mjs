@@ -106,7 +106,7 @@ export default tseslint.config(
   embedBoundaries,
   noEntityExports,
   {
-    // The activity dashboard's page script: plain browser JavaScript, no type information.
+    // The browser pages' scripts (activity dashboard, square): plain JavaScript, no type information.
     files: ['apps/*/static/**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {
@@ -120,6 +120,8 @@ export default tseslint.config(
       ),
     },
   },
+  // The activity dashboard is two ES modules (the page loads dashboard.js with type="module").
+  { files: ['apps/activity/static/**/*.js'], languageOptions: { sourceType: 'module' } },
   {
     files: ['**/*.spec.ts', '**/*.int-spec.ts', '**/*.e2e-spec.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts'],
     rules: {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startActivity, type RunningActivity } from './support/activity';
 import { ADMIN } from './support/admin';
 import { startExecutor, type RunningExecutor } from './support/executor-process';
-import { scrape, sampleOf } from './support/metrics';
+import { scrape, sampleOf, type MetricFamily } from './support/metrics';
 import { ROOT } from './support/paths';
 import { freePort } from './support/ports';
 import { startDispatcher, startGateway, startRouter, until, type RunningRouter } from './support/router-process';
@@ -21,6 +21,7 @@ describe('/metrics on every app, moving with real MCP calls (real processes)', (
   let gateway: RunningRouter;
   let dispatcher: RunningRouter;
   let activity: RunningActivity;
+  let activityMetered: RunningActivity;
   let viaRouter: TestClient;
   let legacyViaRouter: TestClient;
 
@@ -44,10 +45,13 @@ describe('/metrics on every app, moving with real MCP calls (real processes)', (
       startDispatcher({ workers: [{ name: 'w1', url: executor.mcpUrl }], metrics: { access: 'loopback' } }),
       startActivity({ metrics: { enabled: false } }),
     ]);
+    activityMetered = await startActivity();
     viaRouter = await v2Client(router.mcpUrl, 'auto', devToken('alice'));
     legacyViaRouter = await v1Client(router.mcpUrl, devToken('alice'));
   });
-  afterAll(() => shutDown(viaRouter, legacyViaRouter, router, gateway, dispatcher, activity, executor));
+  afterAll(() =>
+    shutDown(viaRouter, legacyViaRouter, router, gateway, dispatcher, activity, activityMetered, executor),
+  );
 
   it('answers the admin only: no token is refused like /admin/v1, the admin token gets the text format', async () => {
     const refused = await fetch(`${executor.url}/metrics`);
@@ -134,6 +138,42 @@ describe('/metrics on every app, moving with real MCP calls (real processes)', (
     expect(sampleOf(f, 'stoa_kernel_start_duration_seconds_count', { outcome: 'ok' })).toBeGreaterThanOrEqual(1);
     expect(sampleOf(f, 'stoa_jobs', { kind: 'background', state: 'completed' })).toBeGreaterThanOrEqual(1);
     expect(sampleOf(f, 'stoa_jobs', { kind: 'background', state: 'running' })).toBe(0);
+  });
+
+  it('moves stoa_batches and the batch items in stoa_jobs with a real batch, and its cancel', async () => {
+    const batches = (f: MetricFamily[], state: string) => sampleOf(f, 'stoa_batches', { state });
+    const items = (f: MetricFamily[], state: string) => sampleOf(f, 'stoa_jobs', { kind: 'batch_item', state });
+    const f0 = await scrape(executor.url);
+    const r = await viaRouter.call('demo_parallel_execute', { code: 'result = x * 2', inputs: [{ x: 1 }, { x: 2 }] });
+    const batchId = r.json.batch_id as string;
+    expect(batchId).toEqual(expect.any(String));
+    const f1 = await scrape(executor.url);
+    expect(batches(f1, 'active') - batches(f0, 'active')).toBe(1);
+    await until('the batch to complete', async () => {
+      const view = await viaRouter.call('demo_check_batch', { batch_id: batchId });
+      return view.json.status === 'completed' ? view : undefined;
+    });
+    const f2 = await scrape(executor.url);
+    expect(items(f2, 'completed') - items(f0, 'completed')).toBe(2);
+    expect(items(f2, 'queued') + items(f2, 'running')).toBe(0);
+    await viaRouter.call('demo_cancel_batch', { batch_id: batchId });
+    const f3 = await scrape(executor.url);
+    expect(batches(f3, 'active') - batches(f0, 'active')).toBe(0);
+    expect(batches(f3, 'cancelled') - batches(f0, 'cancelled')).toBe(1);
+  });
+
+  it('counts the events the activity app stored on its own /metrics, by type, and none of a refused batch', async () => {
+    const ingested = (f: MetricFamily[], type: string) => sampleOf(f, 'stoa_activity_events_ingested_total', { type });
+    const before = await scrape(activityMetered.url);
+    const ev = (type: string) => ({ type, server: 'demo', user: 'alice@tenant-a' });
+    const ok = await activityMetered.post({ events: [ev('code_executed'), ev('code_executed'), ev('tool_search')] });
+    expect(ok.status).toBe(200);
+    const refused = await activityMetered.post({ events: [ev('code_executed'), { type: 'nope', server: 'demo' }] });
+    expect(refused.status).toBe(400);
+    const after = await scrape(activityMetered.url);
+    expect(ingested(after, 'code_executed') - ingested(before, 'code_executed')).toBe(2);
+    expect(ingested(after, 'tool_search') - ingested(before, 'tool_search')).toBe(1);
+    expect(sampleOf(after, 'process_cpu_user_seconds_total', { app: 'activity' })).toBeGreaterThan(0);
   });
 
   it('counts the gateway rate limit refusing the third call in a minute', async () => {

@@ -3,14 +3,15 @@ import { existsSync } from 'node:fs';
 import { ROOT, TEST_PYTHON, TEST_VENV } from '../support/paths';
 
 /**
- * e2e prerequisites: a fresh build of the apps and a venv with the Python `mcp` client and the official Prometheus
- * client (its text-format parser reads /metrics), from the local wheel index.
+ * e2e prerequisites: a fresh build of the apps and a venv with the Python `mcp` client, the official Prometheus
+ * client (its text-format parser reads /metrics) and matplotlib (the dashboard test's kernels plot with it; the
+ * pyenv `python3` has numpy only), from the local wheel index.
  */
 export default function setup(): void {
   execSync('npm run build', { cwd: ROOT, stdio: 'inherit' });
   if (!existsSync(TEST_PYTHON) || !hasMcp()) {
     execFileSync('python3', ['-m', 'venv', '--clear', TEST_VENV], { stdio: 'inherit' });
-    execFileSync(TEST_PYTHON, ['-m', 'pip', 'install', '--quiet', 'mcp>=2.3,<2.4', 'prometheus-client'], {
+    execFileSync(TEST_PYTHON, ['-m', 'pip', 'install', '--quiet', 'mcp>=2.3,<2.4', 'prometheus-client', 'matplotlib'], {
       stdio: 'inherit',
       env: pipEnv(),
     });
@@ -19,7 +20,7 @@ export default function setup(): void {
 
 function hasMcp(): boolean {
   try {
-    execFileSync(TEST_PYTHON, ['-c', 'import mcp, httpx2, prometheus_client'], { stdio: 'ignore' });
+    execFileSync(TEST_PYTHON, ['-c', 'import mcp, httpx2, prometheus_client, matplotlib'], { stdio: 'ignore' });
     return true;
   } catch {
     return false;

@@ -10,10 +10,11 @@ import { ACTIVITY_CONFIG } from './activity.tokens';
 const FILES: Record<string, string> = {
   'index.html': 'text/html; charset=utf-8',
   'dashboard.js': 'text/javascript; charset=utf-8',
+  'cards.js': 'text/javascript; charset=utf-8',
   'dashboard.css': 'text/css; charset=utf-8',
 };
 
-/** The dashboard: three committed files read once at start, served with a strict CSP (nothing from a CDN). */
+/** The dashboard: four committed files read once at start, served with a strict CSP (nothing from a CDN). */
 @Public()
 @Controller()
 export class DashboardController {
@@ -42,7 +43,7 @@ function dashboardDir(configured: string | undefined): string {
   const dir = candidates.find((d) => existsSync(join(d, 'index.html')));
   if (!dir)
     throw new StartupRefusedError(
-      `The dashboard files (index.html, dashboard.js, dashboard.css) are not in ${candidates.join(' or ')}. Rebuild with npm run build, or set dashboard_dir.`,
+      `The dashboard files (index.html, dashboard.js, cards.js, dashboard.css) are not in ${candidates.join(' or ')}. Rebuild with npm run build, or set dashboard_dir.`,
     );
   return dir;
 }

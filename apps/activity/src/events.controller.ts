@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Post, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { Public } from '@stoa/auth';
-import { EventHub, EventStore } from '@stoa/activity';
+import { EventHub, EventStore, StoaMetrics } from '@stoa/activity';
 import type { ActivityConfig } from './activity.config';
 import { ActivityAuth } from './activity-auth';
 import { ACTIVITY_CONFIG } from './activity.tokens';
@@ -16,6 +16,7 @@ export class EventsController {
     private readonly auth: ActivityAuth,
     private readonly store: EventStore,
     private readonly hub: EventHub,
+    private readonly metrics: StoaMetrics,
   ) {}
 
   /** A batch of events: validated whole, stored in one transaction, then streamed live. */
@@ -26,6 +27,7 @@ export class EventsController {
     const events = parseBatch(body, this.config.ingest);
     const stored = await this.store.ingest(events);
     this.hub.publish(stored);
+    for (const e of stored) this.metrics.activityIngested.inc({ type: e.type });
     return { status: 'ok', stored: stored.length };
   }
 

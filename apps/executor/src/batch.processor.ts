@@ -47,5 +47,7 @@ export class BatchProcessor implements OnApplicationBootstrap {
         error: signal.aborted ? 'cancelled' : `Batch item failed: ${(err as Error).message}`,
       });
     }
+    // After the end is stored, so the counts include this item (a cancel already counted it).
+    if (item.batchId) await this.runner.reportProgress(item.batchId);
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown, Optional } from '@nestjs/common';
 import { ActivityPublisher, StoaMetrics } from '@stoa/activity';
 import { CatalogService, catalogTools } from '@stoa/catalog';
-import { ExecutionService } from '@stoa/execution';
+import { BatchRunner, ExecutionService } from '@stoa/execution';
 import { JobService } from '@stoa/jobs';
 import { combinedResources, McpEndpoint, type ToolDefinition } from '@stoa/mcp';
 import { SessionService } from '@stoa/sessions';
@@ -27,6 +27,7 @@ export class ExecutorMcpService implements OnApplicationShutdown {
     @Inject(EXECUTOR_SETTINGS) settings: ExecutorSettings,
     sessions: SessionService,
     execution: ExecutionService,
+    batches: BatchRunner,
     jobs: JobService,
     tasks: JobTasks,
     kernels: KernelService,
@@ -56,7 +57,7 @@ export class ExecutorMcpService implements OnApplicationShutdown {
       ),
       ...domainTools(config.name, catalog, config.search, toolSearch),
       ...sessionTools(config.name, sessions, execution),
-      ...jobTools(config.name, jobs, sessions, execution, {
+      ...jobTools(config.name, jobs, sessions, execution, batches, {
         maxTimeout: config.execution.max_timeout,
         maxInputs: config.execution.parallel_max_inputs,
       }),

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 
 /**
- * The reference's twelve activity event types (§9.2; the names are wire contract), plus `tool_called`: one tool
- * call a connector (router, gateway, dispatcher) proxied to an upstream, with `tool_name`, `target_server` (the
- * upstream), `duration_ms` and `success`. The reference's connectors publish nothing.
+ * The reference's twelve activity event types (§9.2; the names are wire contract), plus two of ours:
+ * `tool_called`, one tool call a connector (router, gateway, dispatcher) proxied to an upstream, with `tool_name`,
+ * `target_server` (the upstream), `duration_ms` and `success` (the reference's connectors publish nothing); and
+ * `batch_progress`, a parallel batch's counts (`total`, `completed`, `failed`, `running`, as check_batch counts
+ * them) when it is created and each time one of its items ends, in the lane of the batch's parent session.
  */
 export const ActivityEventType = {
   codeExecuted: 'code_executed',
@@ -19,6 +21,7 @@ export const ActivityEventType = {
   artifactPublished: 'artifact_published',
   objectReceived: 'object_received',
   toolCalled: 'tool_called',
+  batchProgress: 'batch_progress',
 } as const;
 export type ActivityEventType = (typeof ActivityEventType)[keyof typeof ActivityEventType];
 export const ACTIVITY_EVENT_TYPES = Object.values(ActivityEventType) as [ActivityEventType, ...ActivityEventType[]];
@@ -26,6 +29,7 @@ export const ACTIVITY_EVENT_TYPES = Object.values(ActivityEventType) as [Activit
 const text = z.string();
 const optText = text.nullish();
 const names = z.array(z.string().max(500)).max(1000).nullish();
+const count = z.number().int().nonnegative().nullish();
 
 /** A rendered PNG (base64) or SVG (text) from a kernel display. */
 export const activityDisplaySchema = z.object({
@@ -89,6 +93,11 @@ export const activityEventSchema = z.object({
   current_state: optText,
   target_state: optText,
   tool_name: optText,
+  /** batch_progress: items in the batch, and how many ended completed, ended failed or cancelled, or still run. */
+  total: count,
+  completed: count,
+  failed: count,
+  running: count,
 });
 /** An event as producers write it (`server` and `timestamp` are filled in by the publisher when absent). */
 export type ActivityEventInput = Omit<z.input<typeof activityEventSchema>, 'server'> & { server?: string };

@@ -1,6 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import { InvalidInputError, isPyIdentifier, pyRepr } from '@stoa/core';
-import { JobStatus } from '@stoa/jobs';
+import { JobService, JobStatus, type BatchRecord } from '@stoa/jobs';
 import { KernelService } from '@stoa/kernel';
 import { CellRunner } from './cell-runner.service';
 import { ExecutionActivity } from './execution-activity';
@@ -53,14 +53,39 @@ export interface BatchItemOutcome {
   error: string | null;
 }
 
-/** Runs batch items in fresh kernels (any replica): execute, capture the result variable, clean up. */
+/**
+ * Runs batch items in fresh kernels (any replica): execute, capture the result variable, clean up; and tells the
+ * activity dashboard how far a batch got.
+ */
 @Injectable()
 export class BatchRunner {
+  private readonly logger = new Logger(BatchRunner.name);
+
   constructor(
     private readonly kernels: KernelService,
     private readonly cells: CellRunner,
     private readonly activity: ExecutionActivity,
+    @Optional() private readonly jobs?: JobService,
   ) {}
+
+  /** Publishes a new batch's first batch_progress event: nothing done yet. */
+  batchCreated(batch: BatchRecord): void {
+    this.activity.batchProgress(batch, { total: batch.total, completed: 0, failed: 0, running: batch.total });
+  }
+
+  /**
+   * Publishes a batch_progress event with the batch's counts as stored now: call it once the batch is created and
+   * after each item's end is recorded. Never throws (a lost progress event must not fail an item).
+   */
+  async reportProgress(batchId: string): Promise<void> {
+    if (!this.activity.enabled || !this.jobs) return;
+    try {
+      const progress = await this.jobs.batchProgress(batchId);
+      if (progress) this.activity.batchProgress(progress.batch, progress.counts);
+    } catch (err) {
+      this.logger.warn({ batchId, err: (err as Error).message }, 'batch progress not published');
+    }
+  }
 
   async run(
     item: BatchItem,

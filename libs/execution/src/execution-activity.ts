@@ -1,5 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ActivityEventType, ActivityPublisher } from '@stoa/activity';
+import type { BatchCounts, BatchRecord } from '@stoa/jobs';
 import type { KernelExecution } from '@stoa/kernel';
 import { TransferRuntime, type Artifact } from '@stoa/transfer';
 import { EXECUTION_SETTINGS, type ExecutionSettings } from './execution.config';
@@ -17,8 +18,8 @@ interface CellPlace {
 
 /**
  * The execute pipeline's activity events (reference §9.2): code_executed / code_failed with the kernel's displays
- * (they go to the dashboard only, never into the agent's result), job_started and job_finished. A no-op when the
- * app publishes no activity.
+ * (they go to the dashboard only, never into the agent's result), job_started and job_finished, and our
+ * batch_progress. A no-op when the app publishes no activity.
  */
 @Injectable()
 export class ExecutionActivity {
@@ -28,19 +29,20 @@ export class ExecutionActivity {
     @Optional() private readonly transfer?: TransferRuntime,
   ) {}
 
-  private get on(): boolean {
+  /** Whether events go anywhere (callers skip work done only for an event). */
+  get enabled(): boolean {
     return this.publisher?.enabled === true;
   }
 
   /** An inline run answered to the caller. */
   inline(call: ExecuteCall, run: KernelExecution & { artifacts: Artifact[] }, result: ExecuteResult): void {
-    if (!this.on) return;
+    if (!this.enabled) return;
     this.cell(place(call), run, result, run.artifacts);
   }
 
   /** A batch item's run. */
   batchItem(p: CellPlace, run: KernelExecution, result: ExecuteResult): void {
-    if (!this.on) return;
+    if (!this.enabled) return;
     this.cell(p, run, result, []);
   }
 
@@ -70,6 +72,26 @@ export class ExecutionActivity {
       error,
       duration_ms: result.execution_time === undefined ? undefined : result.execution_time * 1000,
       tool_calls: result.tool_calls as unknown as Record<string, unknown>[] | undefined,
+    });
+  }
+
+  /**
+   * A batch's counts, in its parent session's lane: once when created, then after each item's end. Items may end
+   * on several replicas at once, so two events can carry the same counts or arrive out of order; the counts only
+   * grow, and the event after the last item's end carries the final ones.
+   */
+  batchProgress(batch: BatchRecord, counts: BatchCounts): void {
+    if (!this.enabled) return;
+    const done = counts.completed + counts.failed;
+    this.publisher?.publish({
+      type: ActivityEventType.batchProgress,
+      server: this.settings.serverName,
+      description: `batch ${batch.id}: ${done}/${counts.total} done${counts.failed ? `, ${counts.failed} failed` : ''}`,
+      user: batch.owner,
+      session_id: batch.parentSessionId,
+      batch_id: batch.id,
+      success: counts.running ? null : counts.failed === 0,
+      ...counts,
     });
   }
 

@@ -1,7 +1,7 @@
 /** `jobs:` config schema and env overrides. */
 export { jobsConfigSchema, type JobsConfig } from './job.config';
 /** Job and batch records. */
-export { JobStatus, isTerminal, type BatchRecord, type JobRecord } from './job.types';
+export { JobStatus, batchCounts, isTerminal, type BatchCounts, type BatchRecord, type JobRecord } from './job.types';
 /** Job errors. */
 export { BatchNotFoundError, JobNotFoundError } from './job.errors';
 /** Job migrations for the app's data source. */

@@ -97,6 +97,18 @@ export class JobRepository {
     return rows.map((r) => ({ kind: r.kind, status: r.status, count: Number(r.count) }));
   }
 
+  /** One batch's items by status (progress events: any replica sees every item's end). */
+  async countBatchJobs(batchId: string): Promise<{ status: JobStatus; count: number }[]> {
+    const rows = await this.jobs
+      .createQueryBuilder('j')
+      .select('j.status', 'status')
+      .addSelect('COUNT(*)', 'count')
+      .where('j.batchId = :batchId', { batchId })
+      .groupBy('j.status')
+      .getRawMany<{ status: JobStatus; count: string | number }>();
+    return rows.map((r) => ({ status: r.status, count: Number(r.count) }));
+  }
+
   /** Batches held now: cancelled ones and the rest (metrics). */
   async countBatches(): Promise<{ active: number; cancelled: number }> {
     const [all, cancelled] = await Promise.all([

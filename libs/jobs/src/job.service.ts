@@ -3,7 +3,7 @@ import { randomId, type Principal } from '@stoa/core';
 import { BatchNotFoundError, JobNotFoundError } from './job.errors';
 import { JobRepository, type JobFilter } from './job.repository';
 import { JOB_QUEUE, type JobProcessor, type JobQueue } from './queue.port';
-import { JobKind, JobStatus, type BatchRecord, type JobRecord } from './job.types';
+import { batchCounts, JobKind, JobStatus, type BatchCounts, type BatchRecord, type JobRecord } from './job.types';
 
 export interface JobSettings {
   replica: string;
@@ -191,6 +191,12 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
     const batch = await this.repo.findBatch(id);
     if (!batch || batch.owner !== principal.id) throw new BatchNotFoundError(id);
     return { batch, jobs: (await this.repo.listJobs({ batchId: id })).map((j) => this.withLive(j)) };
+  }
+
+  /** A batch and its item counts as stored now (after an item's end, whichever replica ran it); undefined once purged. */
+  async batchProgress(batchId: string): Promise<{ batch: BatchRecord; counts: BatchCounts } | undefined> {
+    const batch = await this.repo.findBatch(batchId);
+    return batch && { batch, counts: batchCounts(await this.repo.countBatchJobs(batchId)) };
   }
 
   /** Cancels every unfinished item of a batch, wherever it runs. */

@@ -49,3 +49,23 @@ export interface BatchRecord {
 export function isTerminal(status: JobStatus): boolean {
   return status === JobStatus.completed || status === JobStatus.failed || status === JobStatus.cancelled;
 }
+
+/** A batch's items by outcome, as check_batch counts them: `failed` includes cancelled, `running` includes queued. */
+export interface BatchCounts {
+  total: number;
+  completed: number;
+  failed: number;
+  running: number;
+}
+
+/** Counts a batch's items from their statuses (one row per status, or one per item with count 1). */
+export function batchCounts(rows: Iterable<{ status: JobStatus; count: number }>): BatchCounts {
+  const out: BatchCounts = { total: 0, completed: 0, failed: 0, running: 0 };
+  for (const { status, count } of rows) {
+    out.total += count;
+    if (status === JobStatus.completed) out.completed += count;
+    else if (status === JobStatus.failed || status === JobStatus.cancelled) out.failed += count;
+    else out.running += count;
+  }
+  return out;
+}

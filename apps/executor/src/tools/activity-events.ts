@@ -49,10 +49,27 @@ export function withActivityEvents(
 function publishFor(p: ActivityPublisher, of: EventOf, args: Args, result: unknown, ctx: ToolContext): void {
   try {
     const e = of(args, result, ctx);
-    if (e) p.publish({ user: ctx.principal.id, session_id: ctx.transportSessionId ?? null, ...e });
+    if (e) p.publish({ user: ctx.principal.id, session_id: sessionOf(args, result, ctx), ...e });
   } catch {
     // An event that cannot be built is not worth failing a tool call for.
   }
+}
+
+/**
+ * The execution session a call ran in, so its event shares that session's lane: the session it named
+ * (`execution_session_id`), else the one its result names (a batch's parent for cancel_batch), else the 2025-era
+ * MCP session (which is the execution session of that connection). A stateless 2026-07-28 call has no transport
+ * session, so only the first two can place it; a call about no session at all (a search) goes to "(no session)".
+ */
+function sessionOf(args: Args, result: unknown, ctx: ToolContext): string | null {
+  const body = bodyOf(result);
+  return (
+    str(args.execution_session_id) ??
+    str(body?.session_id) ??
+    str(body?.parent_session_id) ??
+    ctx.transportSessionId ??
+    null
+  );
 }
 
 /** The JSON body of a result (a ToolFailure's body, a plain object), else undefined. */
@@ -160,7 +177,6 @@ const executeRefused: EventOf = (args, result) => {
   return {
     type: ActivityEventType.codeFailed,
     description: text(args.description),
-    session_id: str(args.execution_session_id),
     success: false,
     code: text(args.code),
     error: errorOf(result),

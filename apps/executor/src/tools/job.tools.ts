@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Principal } from '@stoa/core';
-import { batchItemCodes, type ExecutionService } from '@stoa/execution';
-import { isTerminal, JobStatus, type JobRecord, type JobService } from '@stoa/jobs';
+import { batchItemCodes, type BatchRunner, type ExecutionService } from '@stoa/execution';
+import { batchCounts, isTerminal, JobStatus, type JobRecord, type JobService } from '@stoa/jobs';
 import { defineTool, integer, type ToolDefinition } from '@stoa/mcp';
 import type { SessionService } from '@stoa/sessions';
 import type { BatchItemData } from '../batch.processor';
@@ -42,9 +42,7 @@ export function batchPayload(
   jobs: JobRecord[],
   forcePartial = false,
 ): Record<string, unknown> {
-  const running = jobs.filter((j) => !isTerminal(j.status)).length;
-  const failed = jobs.filter((j) => j.status === JobStatus.failed || j.status === JobStatus.cancelled).length;
-  const completed = jobs.filter((j) => j.status === JobStatus.completed).length;
+  const { completed, running, failed } = batchCounts(jobs.map((j) => ({ status: j.status, count: 1 })));
   const status = running ? 'running' : failed || forcePartial ? 'partial_failure' : 'completed';
   return {
     batch_id: batchId,
@@ -72,12 +70,13 @@ export function batchPayload(
   };
 }
 
-/** check_job and the three parallel tools. */
+/** check_job and the three parallel tools (a new batch's progress goes to the activity dashboard). */
 export function jobTools(
   name: string,
   jobs: JobService,
   sessions: SessionService,
   execution: ExecutionService,
+  batches: BatchRunner,
   limits: { maxTimeout: number; maxInputs: number },
 ): ToolDefinition[] {
   const { maxTimeout, maxInputs } = limits;
@@ -134,6 +133,7 @@ export function jobTools(
           return { sessionId, data };
         });
         const { batch, jobs: created } = await jobs.createBatch(ctx.principal.id, parentId, result_variable, items);
+        batches.batchCreated(batch);
         return {
           batch_id: batch.id,
           jobs: created.map((j) => ({

@@ -75,6 +75,11 @@ export class StoaMetrics {
     'Activity events lost by the publisher (queue overflow, failed or timed-out POSTs to the activity app).',
   );
   readonly activityQueued = this.gauge('stoa_activity_events_queued', 'Activity events waiting to be sent.');
+  readonly activityIngested = this.counter(
+    'stoa_activity_events_ingested_total',
+    'Activity events the activity app accepted and stored, by type (a refused batch counts nothing).',
+    ['type'],
+  );
 
   constructor(labels: { app: string; server: string }) {
     this.registry.setDefaultLabels(labels);
