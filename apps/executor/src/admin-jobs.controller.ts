@@ -80,14 +80,14 @@ export class AdminJobsController {
 
   @Get('batches/:id')
   async batch(@Param('id') id: string) {
-    const jobs = await this.jobs.listJobs({ batchId: id });
+    const jobs = await this.jobs.listJobs({ batchId: id }, 'all');
     if (!jobs.length) throw new NotFoundError(`Batch ${id} not found.`);
     return { batch_id: id, jobs: jobs.map(view) };
   }
 
   @Delete('batches/:id')
   async cancelBatch(@Param('id') id: string) {
-    const jobs = await this.jobs.listJobs({ batchId: id });
+    const jobs = await this.jobs.listJobs({ batchId: id }, 'all');
     if (!jobs.length) throw new NotFoundError(`Batch ${id} not found.`);
     let cancelled = 0;
     for (const j of jobs) if (await this.jobs.cancelJob(j.id)) cancelled++;

@@ -47,14 +47,28 @@ export class JobRepository {
     return (res.affected ?? 0) > 0;
   }
 
+  /**
+   * Moves every queued or running item of a batch to `patch` (cancelled) in statements of bounded size; returns
+   * the ids it found open. Each statement re-checks the status, so an item that ended meanwhile keeps its end.
+   */
+  async transitionBatch(batchId: string, from: JobStatus[], patch: Partial<JobRecord>): Promise<string[]> {
+    const open = await this.jobs.find({ select: { id: true }, where: { batchId, status: In(from) } });
+    const ids = open.map((j) => j.id);
+    for (let i = 0; i < ids.length; i += INSERT_CHUNK)
+      await this.jobs.update({ id: In(ids.slice(i, i + INSERT_CHUNK)), status: In(from) }, toJobPatch(patch));
+    return ids;
+  }
+
   async findJob(id: string): Promise<JobRecord | undefined> {
     const row = await this.jobs.findOneBy({ id });
     return row ? toJobRecord(row) : undefined;
   }
 
-  async listJobs(filter: JobFilter, limit = 500): Promise<JobRecord[]> {
+  /** Jobs matching `filter`, oldest first: at most `limit`, or every one (`'all'`: the items of one batch). */
+  async listJobs(filter: JobFilter, limit: number | 'all' = 500): Promise<JobRecord[]> {
     const where = Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== undefined));
-    const rows = await this.jobs.find({ where, order: { createdAt: 'ASC', inputIndex: 'ASC' }, take: limit });
+    const take = limit === 'all' ? undefined : limit;
+    const rows = await this.jobs.find({ where, order: { createdAt: 'ASC', inputIndex: 'ASC' }, take });
     return rows.map(toJobRecord);
   }
 

@@ -190,7 +190,9 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
   async getBatch(principal: Principal, id: string): Promise<{ batch: BatchRecord; jobs: JobRecord[] }> {
     const batch = await this.repo.findBatch(id);
     if (!batch || batch.owner !== principal.id) throw new BatchNotFoundError(id);
-    return { batch, jobs: (await this.repo.listJobs({ batchId: id })).map((j) => this.withLive(j)) };
+    // Every item: a batch may hold more than one page of jobs (parallel_max_inputs), and check_batch counts them
+    // all while cancel_batch cancels them all.
+    return { batch, jobs: (await this.repo.listJobs({ batchId: id }, 'all')).map((j) => this.withLive(j)) };
   }
 
   /** A batch and its item counts as stored now (after an item's end, whichever replica ran it); undefined once purged. */
@@ -201,19 +203,16 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
 
   /** Cancels every unfinished item of a batch, wherever it runs. */
   async cancelBatch(principal: Principal, id: string): Promise<void> {
-    const { batch, jobs } = await this.getBatch(principal, id);
+    const batch = await this.repo.findBatch(id);
+    if (!batch || batch.owner !== principal.id) throw new BatchNotFoundError(id);
     await this.repo.markBatchCancelled(batch.id, Date.now());
-    for (const job of jobs) {
-      if (
-        await this.repo.transition(job.id, [JobStatus.queued, JobStatus.running], {
-          status: JobStatus.cancelled,
-          error: 'cancelled',
-          completedAt: Date.now(),
-        })
-      ) {
-        await this.queue.cancel(this.settings.batchQueue, job.id);
-      }
-    }
+    // One bounded UPDATE per 500 items instead of one per item (a 4000-item batch took ~17 s on PostgreSQL).
+    const moved = await this.repo.transitionBatch(batch.id, [JobStatus.queued, JobStatus.running], {
+      status: JobStatus.cancelled,
+      error: 'cancelled',
+      completedAt: Date.now(),
+    });
+    for (const jobId of moved) await this.queue.cancel(this.settings.batchQueue, jobId);
   }
 
   /** Cancels any job by id (admin). */
@@ -230,8 +229,8 @@ export class JobService implements OnModuleInit, OnApplicationShutdown {
   }
 
   /** Admin listings. */
-  listJobs(filter: JobFilter): Promise<JobRecord[]> {
-    return this.repo.listJobs(filter).then((jobs) => jobs.map((j) => this.withLive(j)));
+  listJobs(filter: JobFilter, limit?: number | 'all'): Promise<JobRecord[]> {
+    return this.repo.listJobs(filter, limit).then((jobs) => jobs.map((j) => this.withLive(j)));
   }
 
   listBatches(owner?: string): Promise<BatchRecord[]> {

@@ -95,12 +95,16 @@ describe.each((['sqlite', 'postgres'] as const).filter((t) => t === 'sqlite' || 
     await expect(jobs.getBatch(bob, batch.id)).rejects.toThrow(`404: Batch '${batch.id}' not found`);
   });
 
-  it('writes a batch of 4000 items in bounded statements (over the SQL variable limit of one INSERT)', async () => {
+  it('writes a batch of 4000 items in bounded statements (over the SQL variable limit of one INSERT), then shows and cancels all of them', async () => {
     const items = Array.from({ length: 4000 }, (_, i) => ({ sessionId: `s-big-${i}`, data: {} }));
     const { batch } = await jobs.createBatch(alice.id, 's-parent', 'result', items);
     const view = await jobs.getBatch(alice, batch.id);
-    expect({ total: view.batch.total, rows: view.jobs.length }).toEqual({ total: 4000, rows: 500 }); // listJobs pages at 500
-    expect(await jobs.listJobs({ batchId: batch.id, status: JobStatus.queued })).toHaveLength(500);
+    expect({ total: view.batch.total, rows: view.jobs.length }).toEqual({ total: 4000, rows: 4000 });
+    expect(view.jobs.at(-1)?.inputIndex).toBe(3999);
+    expect(await jobs.listJobs({ batchId: batch.id, status: JobStatus.queued })).toHaveLength(500); // a listing pages
+    await jobs.cancelBatch(alice, batch.id);
+    const after = await jobs.getBatch(alice, batch.id);
+    expect(after.jobs.filter((j) => j.status !== JobStatus.cancelled)).toHaveLength(0);
   });
 
   it('leaves no batch, job or queued item behind when enqueueing fails half-way', async () => {
