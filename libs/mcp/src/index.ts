@@ -19,6 +19,8 @@ export {
   type ToolContext,
   type ToolDefinition,
 } from './mcp.types';
+/** The Tasks extension identifier (2026-07-28). */
+export { TASKS_EXTENSION } from './tasks';
 /** Ids a tool result refers to (session, job, batch) in its `_meta`, and the code-tool name rule. */
 export { isExecuteTool, resultRefs, type ResultRefs } from './result-refs';
 /** Tools as tools/list shows them (for GET /catalog). */

@@ -120,8 +120,8 @@ export interface McpServerSpec {
   resultLinks?: (value: unknown) => McpResource[];
   /**
    * Registers more on each MCP server instance (one per 2025-era session or 2026-07-28 request) after the tools:
-   * resources, prompts, extra methods, tools run as tasks (`kit`). Used by profiles such as the conformance
-   * fixtures; apps leave it unset.
+   * resources, prompts, extra methods, capabilities, tools run as tasks (`kit`). Used by profiles such as the
+   * conformance fixtures, and by connectors for what their upstreams declare.
    */
   extend?: (server: McpServer, era: 'legacy' | 'modern', kit: McpExtensionKit) => void;
 }
