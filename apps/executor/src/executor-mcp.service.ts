@@ -85,7 +85,7 @@ export class ExecutorMcpService implements OnApplicationShutdown {
         skills,
         resultLinks: (value) => artifacts.links(value),
         extend: settings.extensions.length
-          ? (server, era) => settings.extensions.forEach((e) => e.register(server, era))
+          ? (server, era, kit) => settings.extensions.forEach((e) => e.register(server, era, kit))
           : undefined,
       },
       {

@@ -104,8 +104,9 @@ export interface ExecutorSettings {
 }
 
 /**
- * One `mcp_extensions` module: `register(server, era)` for tools, prompts and methods, and optionally `resources`
- * (a ResourceProvider served beside the executor's own skills and artifacts, which own the resources/* methods).
+ * One `mcp_extensions` module: `register(server, era, kit)` for tools, prompts and methods (`kit` runs tools as
+ * tasks), and optionally `resources` (a ResourceProvider served beside the executor's own skills and artifacts,
+ * which own the resources/* methods).
  */
 export interface McpExtension {
   register: NonNullable<McpServerSpec['extend']>;

@@ -21,6 +21,7 @@ export class GatewayMcpService extends ConnectorMcpService {
       name: `${c.name}-gateway`,
       instructions: c.description || 'Gateway applying policy, rate limits and audit to one code-execution server.',
       sessionPrefix: 'g',
+      relaysTasks: true,
     });
   }
 

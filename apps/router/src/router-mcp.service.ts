@@ -22,6 +22,7 @@ export class RouterMcpService extends ConnectorMcpService {
       name: `${c.name}-router`,
       instructions: c.description || 'Router aggregating the tools of several code-execution servers.',
       sessionPrefix: 'r',
+      relaysTasks: true,
       resources: upstreamResources,
       skills: upstreamResources.skills,
     });

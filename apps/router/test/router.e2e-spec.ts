@@ -4,6 +4,7 @@ import { startExecutor, type RunningExecutor } from '../../../test/support/execu
 import { ROOT } from '../../../test/support/paths';
 import { pyCalls } from '../../../test/support/py-client';
 import { startRouter, until, type RunningRouter } from '../../../test/support/router-process';
+import { tasksSession } from '../../../test/support/tasks-client';
 import { cancelSleepThenRead, devToken, v1Client, v2Client, type TestClient } from '../../../test/support/ts-clients';
 import { ADMIN } from '../../../test/support/admin';
 
@@ -162,6 +163,27 @@ describe('router over the demo and science executors (real processes)', () => {
       return r.json.status === 'running' ? undefined : r.json;
     });
     expect(finished).toMatchObject({ status: 'completed', completed: 2 });
+  });
+
+  it('declares the Tasks extension its upstreams declare and relays tasks/get, tasks/update and tasks/cancel', async () => {
+    const { session, client, close } = await tasksSession(router.mcpUrl, devToken('alice'));
+    try {
+      expect(client.getServerCapabilities()?.extensions).toHaveProperty(['io.modelcontextprotocol/tasks']);
+      const exec = await session.callTool('execute_demo_code', { code: 'import time\ntime.sleep(30)' });
+      if (exec.kind !== 'task') throw new Error('expected a task');
+      const task = session.task(exec.handle.taskId);
+      expect((await task.snapshot()).status).toBe('working');
+      // A job takes no input: the executor's own answer comes back (not -32601 from the router).
+      const update = await task.update({}).then(
+        () => 'accepted',
+        (e: Error) => e.message,
+      );
+      expect(update).toMatch(/takes no input/);
+      await exec.cancel();
+      expect((await exec.settle()).outcome.status).toBe('cancelled');
+    } finally {
+      await close();
+    }
   });
 
   it('never lets two users share upstream sessions', async () => {

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { All, Controller, Inject, type OnApplicationShutdown, Req, Res } from '@nestjs/common';
 import { CurrentPrincipal } from '@stoa/auth';
 import { type Principal, randomToken } from '@stoa/core';
-import { McpEndpoint, type McpRequest, type McpServerSpec, type ToolDefinition } from '@stoa/mcp';
+import { McpEndpoint, type McpRequest, type McpServerSpec, TASKS_EXTENSION, type ToolDefinition } from '@stoa/mcp';
 import { UpstreamPool } from './upstream-pool';
 
 /** How a connector introduces itself to clients, and the prefix of the MCP session ids it mints. */
@@ -13,6 +13,8 @@ export interface ConnectorMcpInfo {
   /** Resources and skills the connector serves (the router: its upstreams'). */
   resources?: McpServerSpec['resources'];
   skills?: McpServerSpec['skills'];
+  /** Its fast path relays tasks/* (connectorFastPath): declare the Tasks extension while an upstream declares it. */
+  relaysTasks?: boolean;
 }
 
 /**
@@ -38,6 +40,13 @@ export abstract class ConnectorMcpService implements OnApplicationShutdown {
         tools: () => this.tools(),
         resources: info.resources,
         skills: info.skills,
+        // Tasks live upstream (the fast path relays tasks/*), so the extension is declared while one declares it.
+        extend: info.relaysTasks
+          ? (server, era) => {
+              if (era === 'modern' && pool.upstreams().some((u) => u.healthy && u.extensions[TASKS_EXTENSION]))
+                server.server.registerCapabilities({ extensions: { [TASKS_EXTENSION]: {} } });
+            }
+          : undefined,
       },
       {
         mintSessionId: () => `${info.sessionPrefix}-${randomToken(24)}`,

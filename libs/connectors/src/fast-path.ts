@@ -44,13 +44,15 @@ export interface FastPathHooks {
 
 const logger = new Logger('ConnectorFastPath');
 const CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+/** Task methods relayed to the upstream that knows the task. */
+const isTaskMethod = (m: unknown): m is string => m === 'tasks/get' || m === 'tasks/update' || m === 'tasks/cancel';
 
 /**
  * Express middleware in front of Nest's router for `/mcp` of a connector (router, gateway): a 2026-07-28 `tools/call` of an upstream tool is
  * streamed straight to that upstream (no SDK parse, validate and re-serialise on this hop; progress and
- * cancellation travel with the stream), and `tasks/get`/`tasks/cancel` go to the upstream that knows the
- * task. Anything else — and any request whose caller cannot be authenticated here — continues to the guarded
- * Nest route (the SDK endpoint, proper 401 challenges).
+ * cancellation travel with the stream), and `tasks/get`/`tasks/update`/`tasks/cancel` go to the upstream that
+ * knows the task. Anything else — and any request whose caller cannot be authenticated here, or whose `Mcp-Name`
+ * does not match its body — continues to the guarded Nest route (the SDK endpoint: proper 401 challenges, -32020).
  */
 export function connectorFastPath(pool: UpstreamPool, principals: PrincipalResolver, hooks: FastPathHooks = {}) {
   return (req: RawRequest, res: ServerResponse, next: () => void): void => {
@@ -69,7 +71,7 @@ export function connectorFastPath(pool: UpstreamPool, principals: PrincipalResol
       const name = req.headers['mcp-name'];
       route = typeof name === 'string' && body?.params?.name === name ? pool.route(name)?.upstream : undefined;
       if (!route || route.era !== 'modern') return next(); // 2025-era upstreams get the caller's own MCP session
-    } else if (!((method === 'tasks/get' || method === 'tasks/cancel') && body?.params?.taskId)) {
+    } else if (!(isTaskMethod(method) && body?.params?.taskId && req.headers['mcp-name'] === body.params.taskId)) {
       return next();
     }
     void principals.tryResolve(req.headers.authorization, req).then((principal) => {
@@ -145,7 +147,10 @@ async function forward(
   }
 }
 
-/** Tasks belong to one upstream; ask each healthy one until one knows the task (task ids are unguessable). */
+/**
+ * Tasks belong to one upstream; ask each healthy one until one knows the task (task ids are unguessable). An update
+ * or cancel goes only to that one, found with tasks/get: the others would answer "not found", not its own answer.
+ */
 async function relayTask(
   pool: UpstreamPool,
   method: string,
@@ -153,18 +158,24 @@ async function relayTask(
   principal: Principal,
   body: RpcBody,
 ): Promise<void> {
-  let last: { code: number; message: string } = { code: -32602, message: `Task ${body.params?.taskId} not found.` };
+  const taskId = body.params?.taskId;
+  let last: { code: number; message: string } = { code: -32602, message: `Task ${taskId} not found.` };
   for (const upstream of pool.upstreams().filter((u) => u.healthy && u.era === 'modern')) {
     try {
       const authorization = await pool.authorization(upstream, principal);
       // The caller's declared capabilities travel with the request: the upstream checks the Tasks extension.
-      const r = await upstream.http.rpc(
-        method,
-        { taskId: body.params?.taskId },
-        { authorization, name: body.params?.taskId, clientCapabilities: clientCapabilitiesOf(body) },
-      );
-      if (r.result) return json(res, { jsonrpc: '2.0', id: body.id ?? null, result: r.result });
-      if (r.error) last = r.error;
+      const opts = { authorization, name: taskId, clientCapabilities: clientCapabilitiesOf(body) };
+      const found = await upstream.http.rpc('tasks/get', { taskId }, opts);
+      if (!found.result) {
+        last = found.error ?? last;
+        continue;
+      }
+      const r =
+        method === 'tasks/get'
+          ? found
+          : await upstream.http.rpc(method, { taskId, inputResponses: body.params?.inputResponses }, opts);
+      const answer = r.result ? { result: r.result } : { error: r.error ?? last };
+      return json(res, { jsonrpc: '2.0', id: body.id ?? null, ...answer });
     } catch (err) {
       last = { code: -32603, message: `Upstream '${upstream.name}': ${(err as Error).message}` };
     }

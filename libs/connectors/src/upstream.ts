@@ -45,6 +45,7 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
   readonly http: UpstreamHttp;
   private readonly supervisor: ConnectionSupervisor;
   private detectedEra: UpstreamEra = 'modern';
+  private declaredExtensions: Readonly<Record<string, unknown>> = {};
   private replicaName: string | null = null;
   private current?: UpstreamCatalog;
   private latencyMs: number | null = null;
@@ -86,6 +87,11 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
   /** `legacy` for upstreams that only answer 2025-era sessions (found at connect). */
   get era(): UpstreamEra {
     return this.detectedEra;
+  }
+
+  /** The extensions the upstream declared in its last `server/discover` answer (none when it could not be asked). */
+  get extensions(): Readonly<Record<string, unknown>> {
+    return this.declaredExtensions;
   }
 
   get healthy(): boolean {
@@ -178,6 +184,8 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
       aliases: this.config.tool_aliases,
     });
     if (!parsed.mcpTools) this.detectedEra = await this.probeEra(signal);
+    // An executor's catalog says nothing of its extensions: ask, but an unanswered discover never fails the round.
+    else if (this.detectedEra === 'modern') await this.probeEra(signal).catch(() => undefined);
     const mcpTools = parsed.mcpTools ?? (await this.listTools(signal));
     const changed = parsed.version !== this.current?.version;
     this.current = { ...parsed, mcpTools };
@@ -191,13 +199,16 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
   }
 
   /**
-   * 2026-07-28 `server/discover` answered → modern; a 400/404/405 for a session-less request → a 2025-era
-   * server. Needs control-plane credentials (none or client_credentials); otherwise modern is assumed.
+   * 2026-07-28 `server/discover` answered → modern (and its declared extensions are kept); a 400/404/405 for a
+   * session-less request → a 2025-era server. Needs control-plane credentials (none or client_credentials);
+   * otherwise modern is assumed.
    */
   private async probeEra(signal: AbortSignal): Promise<UpstreamEra> {
     const authorization = await this.credentials.authorization(SERVICE).catch(() => undefined);
     try {
       const r = await this.http.rpc('server/discover', {}, { authorization, signal: this.bound(signal) });
+      const capabilities = r.result?.capabilities as { extensions?: Record<string, unknown> } | undefined;
+      this.declaredExtensions = capabilities?.extensions ?? {};
       return r.result ? 'modern' : 'legacy';
     } catch (err) {
       if (err instanceof UpstreamHttpError && [400, 404, 405].includes(err.status)) return 'legacy';

@@ -10,12 +10,17 @@ export {
   TaskCreated,
   ToolFailure,
   type LogLevel,
+  type McpExtensionKit,
   type McpServerSpec,
   type TaskBackend,
+  type TaskOutcome,
+  type TaskRun,
   type TaskView,
   type ToolContext,
   type ToolDefinition,
 } from './mcp.types';
+/** The Tasks extension identifier (2026-07-28). */
+export { TASKS_EXTENSION } from './tasks';
 /** Ids a tool result refers to (session, job, batch) in its `_meta`, and the code-tool name rule. */
 export { isExecuteTool, resultRefs, type ResultRefs } from './result-refs';
 /** Tools as tools/list shows them (for GET /catalog). */

@@ -13,7 +13,8 @@ import { callerContext, failSpan, inSpan, SpanKind, withHeaderContext } from '@s
 import { clip, type Principal } from '@stoa/core';
 import type { McpServerSpec, ToolContext, ToolDefinition } from './mcp.types';
 import { compactJsonSchema } from './compact-schema';
-import { principalOf, registerTaskMethods, TASKS_EXTENSION } from './tasks';
+import { chainTasks, extendServer, principalOf, registerTaskMethods, TASKS_EXTENSION } from './tasks';
+import { LocalTasks } from './local-tasks';
 import { errorToToolResult, toToolResult, withResourceLinks } from './tool-result';
 import { registerResourceMethods } from './resources';
 import { registerSkillMethods, skillsCapability } from './skills-extension';
@@ -65,6 +66,8 @@ export class McpEndpoint {
   private readonly modern: ReturnType<typeof toParsedBodyHandler>;
   private readonly legacy = new Map<string, LegacySession>();
   private readonly sweeper: NodeJS.Timeout;
+  /** Tasks of tools that extensions run in this process, served beside the spec's own (`tasks`). */
+  private readonly localTasks = new LocalTasks();
 
   constructor(
     private readonly spec: McpServerSpec,
@@ -105,6 +108,7 @@ export class McpEndpoint {
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
+    this.localTasks.close();
     // Forget the sessions first: a server shutdown is not the client ending its session.
     const open = [...this.legacy.values()];
     this.legacy.clear();
@@ -190,11 +194,11 @@ export class McpEndpoint {
       ),
     );
     for (const tool of this.spec.tools()) this.register(server, tool, fixed);
-    if (tasks) registerTaskMethods(server, tasks);
     const caller = (ctx: ServerContext) => fixed?.principal ?? principalOf(ctx);
+    if (tasks) registerTaskMethods(server, chainTasks(this.localTasks, tasks), caller);
     if (resources) registerResourceMethods(server, resources, era, caller);
     if (skills) registerSkillMethods(server, skills, era, caller);
-    this.spec.extend?.(server, era);
+    if (this.spec.extend) extendServer(server, era, this.spec.extend, tasks && this.localTasks, caller);
     return server;
   }
 

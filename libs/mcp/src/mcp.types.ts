@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/server';
+import type { CallToolResult, InputRequest, McpServer, ServerContext } from '@modelcontextprotocol/server';
 import type { Principal } from '@stoa/core';
 import { z } from 'zod';
 import type { McpResource, ResourceProvider } from './resources';
@@ -62,7 +62,9 @@ export interface TaskView {
   /** Completed: the tool result (text content). */
   result?: { text: string; isError?: boolean };
   /** Failed: a JSON-RPC error. */
-  error?: { code: number; message: string };
+  error?: { code: number; message: string; data?: unknown };
+  /** Input required: what the task waits for, by key (answered with tasks/update `inputResponses`). */
+  inputRequests?: Record<string, InputRequest>;
 }
 
 /** Returned by a tool handler to answer a `tools/call` with a task instead of a result. */
@@ -70,10 +72,36 @@ export class TaskCreated {
   constructor(readonly task: TaskView) {}
 }
 
-/** Where `tasks/get` and `tasks/cancel` look tasks up (scoped to the caller; foreign ids look unknown). */
+/** Where `tasks/get`, `tasks/update` and `tasks/cancel` look tasks up (scoped to the caller; foreign ids look unknown). */
 export interface TaskBackend {
   get(principal: Principal, taskId: string): Promise<TaskView | undefined>;
   cancel(principal: Principal, taskId: string): Promise<TaskView | undefined>;
+  /** Delivers input to a task (keys it does not wait for are ignored); without it, tasks take no input. */
+  update?(principal: Principal, taskId: string, inputResponses: Record<string, unknown>): Promise<TaskView | undefined>;
+}
+
+/** What a task's work is given: a signal aborted by tasks/cancel, and a way to ask the client for input. */
+export interface TaskRun {
+  readonly signal: AbortSignal;
+  /**
+   * Parks the task in `input_required` with `requests` (key → embedded request) until the client answered every
+   * key with tasks/update; resolves with the responses by key. Concurrent calls add to the pending keys.
+   */
+  input(requests: Record<string, InputRequest>): Promise<Record<string, unknown>>;
+}
+
+/** How a task's work ends: its tool result (`isError` for a tool error). Throwing fails the task instead. */
+export type TaskOutcome = NonNullable<TaskView['result']>;
+
+/** What {@link McpServerSpec.extend} gets besides the server: tools that run as in-process tasks. */
+export interface McpExtensionKit {
+  /**
+   * Answers a tools/call with `work` run as a task of the caller when the request declared the Tasks extension
+   * (polled with tasks/get), else runs it inline and answers with its result.
+   */
+  task(ctx: ServerContext, work: (run: TaskRun) => Promise<TaskOutcome>): Promise<CallToolResult>;
+  /** Tools that only run as tasks: a tools/call without the Tasks extension answers -32021 before their handler. */
+  requireTasks(...tools: string[]): void;
 }
 
 /** What an app serving MCP provides: server identity and its tools (evaluated per request). */
@@ -92,9 +120,10 @@ export interface McpServerSpec {
   resultLinks?: (value: unknown) => McpResource[];
   /**
    * Registers more on each MCP server instance (one per 2025-era session or 2026-07-28 request) after the tools:
-   * resources, prompts, extra methods. Used by profiles such as the conformance fixtures; apps leave it unset.
+   * resources, prompts, extra methods, capabilities, tools run as tasks (`kit`). Used by profiles such as the
+   * conformance fixtures, and by connectors for what their upstreams declare.
    */
-  extend?: (server: McpServer, era: 'legacy' | 'modern') => void;
+  extend?: (server: McpServer, era: 'legacy' | 'modern', kit: McpExtensionKit) => void;
 }
 
 /** An integer argument whose JSON Schema stays `{"type": "number"}` (zod's .int() adds ±2^53 bounds that cost tokens in tools/list). */
