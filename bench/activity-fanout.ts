@@ -13,7 +13,7 @@ const BATCH = 5;
 const SECONDS = rounds(10, 1);
 
 async function main(): Promise<void> {
-  const app = await startActivity({ stream: { client_buffer_events: 1000 } });
+  const app = await startActivity(); // the shipped defaults (client_buffer_events 100)
   const readers: SseReader[] = [];
   try {
     const cookie = await app.cookie();
