@@ -225,6 +225,13 @@ describe.runIf(chromiumAvailable())('activity dashboard in Chromium', () => {
       await page
         .locator(`details.lane[data-session="${sid}"] article.card[data-type="artifact_published"]`)
         .waitFor({ timeout: 5000 });
+    // The card links the download the agent got, and the link serves the file.
+    const link = page.locator(
+      `details.lane[data-session="${modernSid}"] article.card[data-type="artifact_published"] a`,
+    );
+    await expect(link.first().getAttribute('href')).resolves.toBe(String(sent.json.remote_uri));
+    const file = await fetch(String(sent.json.remote_uri));
+    await expect(file.text()).resolves.toBe('hi');
     const orphans = page.locator(
       'details.lane[data-session="(no session)"] article.card[data-type="artifact_published"]',
     );
