@@ -18,6 +18,12 @@ const tools = [
       return Promise.resolve({ text: a.text, n: a.n, session_id: 's-1' });
     },
   }),
+  defineTool({
+    name: 'headed',
+    description: 'an x-mcp-header argument',
+    input: z.object({ sid: z.string().meta({ 'x-mcp-header': 'Sid' }) }),
+    handler: (a) => Promise.resolve({ sid: a.sid }),
+  }),
   defineTool({ name: 'plain', description: 'text', input: z.object({}), handler: () => Promise.resolve('just text') }),
   defineTool({
     name: 'refuse',
@@ -174,6 +180,19 @@ describe('direct 2026-07-28 tools/call path (real HTTP, SDK path as the referenc
     const [a, b] = await Promise.all([post(direct.url, c), post(sdk.url, c)]);
     expect(a).toEqual(b);
     expect(direct.counter.builds).toBeGreaterThan(before);
+  });
+
+  it('leaves a tool with an x-mcp-header argument to the SDK, which checks the mirrored header', async () => {
+    const before = direct.counter.builds;
+    const missing = call('headed', { sid: 's-9' });
+    const [a, b] = await Promise.all([post(direct.url, missing), post(sdk.url, missing)]);
+    expect(a).toEqual(b);
+    expect(a.status).toBe(400); // no Mcp-Param-Sid: the client re-reads tools/list and retries with it
+    const mirrored = call('headed', { sid: 's-9' });
+    (mirrored.headers as Record<string, string>)['mcp-param-sid'] = 's-9';
+    const ok = await post(direct.url, mirrored);
+    expect(ok.status).toBe(200);
+    expect(direct.counter.builds).toBe(before + 2);
   });
 
   const nameMismatch = call('echo', { text: 'h' });

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { z } from 'zod';
 import type { ToolDefinition } from './mcp.types';
 import { TASKS_EXTENSION } from './tasks';
 
@@ -27,6 +28,7 @@ const isPlain = (v: unknown): v is Record<string, unknown> => typeof v === 'obje
  * registered, no message re-validation and re-encoding, no web `Request`/`Response` pair. Anything the SDK
  * answers differently is left to it: a progress token or log level (the answer would stream), the Tasks
  * extension, other `_meta` or params keys, header mismatches, proxied tools (their schema is the upstream's),
+ * tools with `x-mcp-header` arguments (the SDK checks their headers),
  * arguments that fail validation (the SDK words that error). `undefined` means "serve it through the SDK".
  * The answer is the SDK's, field for field: `test/direct-call.e2e-spec.ts` compares the two paths.
  */
@@ -50,10 +52,25 @@ export function directCallOf(
   if (args !== undefined && !isPlain(args)) return;
   if (!plainEnvelope(meta)) return;
   const tool = tools().find((t) => t.name === name);
-  if (!tool || tool.inputJsonSchema) return;
+  if (!tool || tool.inputJsonSchema || declaresParamHeaders(tool)) return;
   const parsed = tool.input.safeParse(args ?? {});
   if (!parsed.success) return;
   return { tool, args: parsed.data, id, meta };
+}
+
+const paramHeaders = new WeakMap<ToolDefinition, boolean>();
+
+/**
+ * Whether a tool declares `x-mcp-header` arguments: the SDK checks their `Mcp-Param-*` headers against the body
+ * and refuses a call without them, which is how a client learns to mirror them (it re-reads tools/list and retries).
+ */
+function declaresParamHeaders(tool: ToolDefinition): boolean {
+  let hit = paramHeaders.get(tool);
+  if (hit === undefined) {
+    hit = JSON.stringify(z.toJSONSchema(tool.input, { unrepresentable: 'any' })).includes('"x-mcp-header"');
+    paramHeaders.set(tool, hit);
+  }
+  return hit;
 }
 
 function plainEnvelope(meta: Record<string, unknown>): boolean {
