@@ -1,6 +1,7 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { modernRequest } from './modern-request';
 
 /** Minimal common face of the SDK clients used in tests. */
 export interface TestClient {
@@ -152,23 +153,11 @@ export async function rawRpc(
   params: Record<string, unknown>,
   o: { token?: string; name?: string; headers?: Record<string, string>; meta?: Record<string, unknown> } = {},
 ): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } }> {
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-    'io.modelcontextprotocol/clientCapabilities': {},
-    ...o.meta,
-  };
+  const request = modernRequest(method, params, { name: o.name, meta: o.meta });
   const res = await fetch(mcpUrl, {
     method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': method,
-      ...(o.name ? { 'mcp-name': o.name } : {}),
-      authorization: `Bearer ${o.token ?? devToken('alice')}`,
-      ...o.headers,
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta } }),
+    headers: { ...request.headers, authorization: `Bearer ${o.token ?? devToken('alice')}`, ...o.headers },
+    body: JSON.stringify(request.body),
   });
   const raw = await res.text();
   return JSON.parse(raw.startsWith('{') ? raw : (/^data: (.*)$/m.exec(raw)?.[1] ?? raw)) as never;

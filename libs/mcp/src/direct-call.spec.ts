@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { InvalidInputError, type Principal } from '@stoa/core';
+import { modernRequest } from '../../../test/support/modern-request';
 import { McpEndpoint, type McpRequest } from './mcp-endpoint';
 import { defineTool, RawToolResult, ToolFailure, type McpServerSpec, type ToolContext } from './mcp.types';
 
@@ -72,29 +73,7 @@ async function serve(directCalls: boolean) {
 }
 
 function call(name: string, args: unknown, meta: Record<string, unknown> = {}, id: string | number = 7) {
-  return {
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-    },
-    body: {
-      jsonrpc: '2.0',
-      id,
-      method: 'tools/call',
-      params: {
-        name,
-        arguments: args,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {},
-          ...meta,
-        },
-      },
-    },
-  };
+  return modernRequest('tools/call', { name, arguments: args }, { name, meta, id });
 }
 
 /** The JSON-RPC answer of a POST, whether it came as JSON or as an SSE stream. */
@@ -189,7 +168,7 @@ describe('direct 2026-07-28 tools/call path (real HTTP, SDK path as the referenc
     expect(a).toEqual(b);
     expect(a.status).toBe(400); // no Mcp-Param-Sid: the client re-reads tools/list and retries with it
     const mirrored = call('headed', { sid: 's-9' });
-    (mirrored.headers as Record<string, string>)['mcp-param-sid'] = 's-9';
+    mirrored.headers['mcp-param-sid'] = 's-9';
     const ok = await post(direct.url, mirrored);
     expect(ok.status).toBe(200);
     expect(direct.counter.builds).toBe(before + 2);

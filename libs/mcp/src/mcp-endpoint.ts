@@ -91,16 +91,17 @@ export class McpEndpoint {
   async handle(req: McpRequest, res: ServerResponse, principal: Principal): Promise<void> {
     const refusal = transportRefusal(req) ?? (req.method === 'POST' ? envelopeRefusal(req.body) : undefined);
     if (refusal) return refuse(res, refusal);
+    const functionPolicy = functionPolicyOf(req);
     req.auth = {
       token: principal.token ?? '',
       clientId: principal.id,
       scopes: [...principal.scopes],
-      extra: { principal, functionPolicy: functionPolicyOf(req) },
+      extra: { principal, functionPolicy },
     };
     // Tool spans below are children of the caller's HTTP traceparent unless their `_meta` names another.
     await withHeaderContext(req.headers, async () => {
       const direct = req.method === 'POST' && this.opts.directCalls !== false && directCallOf(req, this.spec.tools);
-      if (direct) return this.serveDirect(direct, req, res, principal);
+      if (direct) return this.serveDirect(direct, res, principal, functionPolicy);
       if (await this.isLegacy(req)) return this.handleLegacy(req, res, principal);
       await this.modern(req, res);
     });
@@ -213,7 +214,12 @@ export class McpEndpoint {
   }
 
   /** A 2026-07-28 `tools/call` the endpoint answers without the SDK (see directCallOf). */
-  private async serveDirect(call: DirectCall, req: McpRequest, res: ServerResponse, principal: Principal) {
+  private async serveDirect(
+    call: DirectCall,
+    res: ServerResponse,
+    principal: Principal,
+    functionPolicy: ToolContext['functionPolicy'],
+  ) {
     const abort = new AbortController();
     res.once('close', () => res.writableFinished || abort.abort());
     const ctx: ToolContext = {
@@ -221,7 +227,7 @@ export class McpEndpoint {
       tasksSupported: false,
       transportSessionId: undefined,
       signal: abort.signal,
-      functionPolicy: functionPolicyOf(req),
+      functionPolicy,
       log: () => Promise.resolve(), // no log level in the envelope: a 2026-07-28 server sends no log messages
       progress: undefined,
     };

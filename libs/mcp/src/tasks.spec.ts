@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createMcpHandler, inputRequired } from '@modelcontextprotocol/server';
 import type { Principal } from '@stoa/core';
+import { modernRequest } from '../../../test/support/modern-request';
 import { McpEndpoint } from './mcp-endpoint';
 import type { McpServerSpec, TaskBackend, TaskView } from './mcp.types';
 import { TASKS_EXTENSION } from './tasks';
@@ -55,29 +56,18 @@ async function rpc(caller: Principal, method: string, params: Record<string, unk
     legacy: 'reject',
   });
   const name = (params.name ?? params.taskId) as string | undefined;
+  const request = modernRequest(method, params, {
+    name,
+    meta: {
+      'io.modelcontextprotocol/clientInfo': { name: 'spec', version: '1' },
+      'io.modelcontextprotocol/clientCapabilities': capabilities,
+    },
+  });
   const res = await handler.fetch(
     new Request('http://mcp.local/mcp', {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': method,
-        ...(name ? { 'mcp-name': name } : {}),
-      },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method,
-        params: {
-          ...params,
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-            'io.modelcontextprotocol/clientInfo': { name: 'spec', version: '1' },
-            'io.modelcontextprotocol/clientCapabilities': capabilities,
-          },
-        },
-      }),
+      headers: request.headers,
+      body: JSON.stringify(request.body),
     }),
   );
   const body = (await res.json()) as { result?: Record<string, unknown>; error?: { code: number; data?: unknown } };
