@@ -18,7 +18,7 @@ import { LocalTasks } from './local-tasks';
 import { errorToToolResult, toToolResult, withResourceLinks } from './tool-result';
 import { registerResourceMethods } from './resources';
 import { registerSkillMethods, skillsCapability } from './skills-extension';
-import { envelopeRefusal, transportRefusal } from './request-guard';
+import { envelopeRefusal, removedMethodRefusal, transportRefusal } from './request-guard';
 import { withReadableErrors } from './readable-errors';
 import { toParsedBodyHandler, webHeaders } from './node-bridge';
 import { type DirectCall, directAnswer, directCallOf } from './direct-call';
@@ -89,7 +89,10 @@ export class McpEndpoint {
 
   /** Serves one HTTP request at /mcp for an authenticated `principal`. */
   async handle(req: McpRequest, res: ServerResponse, principal: Principal): Promise<void> {
-    const refusal = transportRefusal(req) ?? (req.method === 'POST' ? envelopeRefusal(req.body) : undefined);
+    const refusal =
+      transportRefusal(req) ??
+      removedMethodRefusal(req, req.body) ??
+      (req.method === 'POST' ? envelopeRefusal(req.body) : undefined);
     if (refusal) return refuse(res, refusal);
     const functionPolicy = functionPolicyOf(req);
     req.auth = {

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { ProtocolError } from '@modelcontextprotocol/server';
-import { envelopeRefusal, transportRefusal } from './request-guard';
+import { envelopeRefusal, removedMethodRefusal, transportRefusal } from './request-guard';
 import { readable } from './readable-errors';
 
 const req = (method: string, contentType?: string) =>
@@ -24,6 +24,27 @@ describe('transportRefusal', () => {
     expect(transportRefusal(req('POST', 'application/json; charset=utf-8'))).toBeUndefined();
     expect(transportRefusal(req('GET'))).toBeUndefined();
     expect(transportRefusal(req('DELETE'))).toBeUndefined();
+  });
+});
+
+describe('removedMethodRefusal', () => {
+  const meta = { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } };
+  it('answers 404 and -32601 for resources/subscribe and unsubscribe in a 2026-07-28 request, keeping its id', () => {
+    for (const method of ['resources/subscribe', 'resources/unsubscribe']) {
+      const r = removedMethodRefusal(req('POST'), { jsonrpc: '2.0', id: 7, method, params: meta });
+      expect(r).toMatchObject({ status: 404, code: -32601, id: 7 });
+      expect(r?.message).toMatch(
+        new RegExp(`^Method not found: ${method} is not part of MCP 2026-07-28 .*resources/read`),
+      );
+    }
+  });
+
+  it('leaves 2025-era requests (an MCP session, or no per-request _meta) and other methods alone', () => {
+    const body = { jsonrpc: '2.0', id: 1, method: 'resources/subscribe', params: { uri: 'x://y', ...meta } };
+    const inSession = { method: 'POST', headers: { 'mcp-session-id': 's-1' } } as unknown as IncomingMessage;
+    expect(removedMethodRefusal(inSession, body)).toBeUndefined();
+    expect(removedMethodRefusal(req('POST'), { ...body, params: { uri: 'x://y' } })).toBeUndefined();
+    expect(removedMethodRefusal(req('POST'), { ...body, method: 'resources/read' })).toBeUndefined();
   });
 });
 

@@ -40,6 +40,27 @@ export function transportRefusal(req: IncomingMessage): Refusal | undefined {
   };
 }
 
+/** Methods of the 2025 era that 2026-07-28 removed without a replacement served here (subscriptions/listen is not). */
+const REMOVED_IN_2026 = new Set(['resources/subscribe', 'resources/unsubscribe']);
+
+/**
+ * A 2026-07-28 request (its `_meta` names a protocol version, no MCP session) for a method that revision removed:
+ * 404 and -32601 as the spec requires, before the SDK (which would validate its params) or the envelope check.
+ */
+export function removedMethodRefusal(req: IncomingMessage, body: unknown): Refusal | undefined {
+  if (req.method !== 'POST' || req.headers['mcp-session-id'] || !body || typeof body !== 'object') return undefined;
+  const msg = body as { id?: unknown; method?: unknown; params?: { _meta?: Record<string, unknown> } };
+  if (typeof msg.method !== 'string' || !REMOVED_IN_2026.has(msg.method)) return undefined;
+  const version = msg.params?._meta?.['io.modelcontextprotocol/protocolVersion'];
+  if (typeof version !== 'string') return undefined;
+  return {
+    status: 404,
+    code: -32601,
+    id: typeof msg.id === 'string' || typeof msg.id === 'number' ? msg.id : null,
+    message: `Method not found: ${msg.method} is not part of MCP ${clip(version, 20)} (resource subscriptions were removed). Re-read the resource with resources/read, or subscribe over a 2025-11-25 session.`,
+  };
+}
+
 /** Request fields that servers repeat in answers (and MCP headers mirror), per method, with their bounds. */
 const ECHOED: Record<string, readonly (readonly [string, number])[]> = {
   'tools/call': [['name', MAX_NAME_CHARS]],
