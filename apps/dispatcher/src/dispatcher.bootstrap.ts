@@ -1,6 +1,6 @@
 import type pino from 'pino';
 import { createHttpApp, PrincipalResolver, serveAdminDocs, serverApp, type ServerApp } from '@stoa/auth';
-import { UpstreamPool } from '@stoa/connectors';
+import { taskRelay, UpstreamPool } from '@stoa/connectors';
 import type { DispatcherSettings } from './dispatcher.config';
 import { DispatcherModule } from './dispatcher.module';
 import { DispatchService } from './dispatch.service';
@@ -14,7 +14,10 @@ export async function createDispatcherApp(settings: DispatcherSettings, logger: 
     server,
     rawPaths: ['/object-transfer/receive'], // relayed as it streams (TransferProxyController)
   });
-  app.use(dispatcherFastPath(app.get(DispatchService), app.get(UpstreamPool), app.get(PrincipalResolver)));
+  const pool = app.get(UpstreamPool);
+  const principals = app.get(PrincipalResolver);
+  app.use(taskRelay(pool, principals)); // tasks/* to the worker that owns the task
+  app.use(dispatcherFastPath(app.get(DispatchService), pool, principals));
   serveAdminDocs(app, `Stoa dispatcher '${name}' admin API`);
   return serverApp(app, server);
 }

@@ -5,6 +5,7 @@ import { startExecutor, type RunningExecutor } from '../../../test/support/execu
 import { startDispatcher, until, type RunningRouter } from '../../../test/support/router-process';
 import { devToken, rawToolCall, v2Client, type TestClient } from '../../../test/support/ts-clients';
 import { ADMIN } from '../../../test/support/admin';
+import { tasksSession } from '../../../test/support/tasks-client';
 
 const KEY = 'dispatcher-test-key-0123456789abcdef';
 const worker = (replica: string, port?: number) =>
@@ -197,6 +198,73 @@ describe('dispatcher over three identical workers (real processes)', () => {
     for (let i = 0; i < 8; i++)
       seen.add(replicaOf(String((await a.call('execute_demo_code', { code: '1' })).json.session_id)));
     expect(seen.has('replica-a')).toBe(true);
+  });
+});
+
+describe('dispatcher relaying MCP Tasks (real processes; workers promote long runs to jobs)', () => {
+  const workers: RunningExecutor[] = [];
+  let rr: RunningRouter;
+  let rr2: RunningRouter;
+  beforeAll(async () => {
+    workers.push(
+      ...(await Promise.all(
+        ['task-a', 'task-b'].map((replica) =>
+          startExecutor({
+            config: {
+              sessions: { replica, id_signing_key: KEY, warm_pool: 1 },
+              execution: { mode: 'adaptive', promotion_threshold_s: 1 },
+            },
+          }),
+        ),
+      )),
+    );
+    const config = {
+      workers: workers.map((w, i) => ({ name: `w${i + 1}`, url: w.url })),
+      worker_auth: { mode: 'passthrough', audience: 'dev' },
+      session_key: KEY,
+    };
+    [rr, rr2] = await Promise.all([startDispatcher(config), startDispatcher(config)]);
+  });
+  afterAll(async () => {
+    await Promise.all([rr, rr2].map((d) => d?.stop()));
+    await Promise.all(workers.map((w) => w.stop()));
+  });
+
+  it("relays tasks/* to the worker that owns the task, from any replica; another user's task answers like an unknown one", async () => {
+    const alice = await tasksSession(rr.mcpUrl, devToken('alice'));
+    const bob = await tasksSession(rr2.mcpUrl, devToken('bob'));
+    const viaReplica = await tasksSession(rr2.mcpUrl, devToken('alice'));
+    try {
+      expect(alice.client.getServerCapabilities()?.extensions).toHaveProperty(['io.modelcontextprotocol/tasks']);
+      const exec = await alice.session.callTool('execute_demo_code', { code: 'import time\ntime.sleep(30)' });
+      if (exec.kind !== 'task') throw new Error('expected a task');
+      const taskId = exec.handle.taskId;
+      expect((await viaReplica.session.task(taskId).snapshot()).status).toBe('working');
+      // The worker's own answer comes back (a job takes no input), not -32601 from the dispatcher.
+      const update = await alice.session
+        .task(taskId)
+        .update({})
+        .then(
+          () => 'accepted',
+          (e: Error) => e.message,
+        );
+      expect(update).toMatch(/takes no input/);
+      const refusal = (id: string) =>
+        bob.session
+          .task(id as typeof taskId)
+          .snapshot()
+          .then(
+            () => 'visible',
+            (e: Error) => e.message.replaceAll(id, '<id>'),
+          );
+      const unknown = await refusal(`${taskId.slice(0, -4)}zzzz`);
+      expect(unknown).toMatch(/not found/i);
+      expect(await refusal(taskId)).toBe(unknown);
+      await exec.cancel();
+      expect((await exec.settle()).outcome.status).toBe('cancelled');
+    } finally {
+      await Promise.all([alice.close(), bob.close(), viaReplica.close()]);
+    }
   });
 });
 

@@ -55,42 +55,66 @@ const isTaskMethod = (m: unknown): m is string => m === 'tasks/get' || m === 'ta
  * does not match its body — continues to the guarded Nest route (the SDK endpoint: proper 401 challenges, -32020).
  */
 export function connectorFastPath(pool: UpstreamPool, principals: PrincipalResolver, hooks: FastPathHooks = {}) {
+  const tasks = taskRelay(pool, principals);
   return (req: RawRequest, res: ServerResponse, next: () => void): void => {
-    if (
-      req.method !== 'POST' ||
-      (req.url !== '/mcp' && !req.url?.startsWith('/mcp?')) ||
-      req.headers['mcp-session-id'] ||
-      !req.headers['mcp-protocol-version']
-    )
-      return next();
+    if (!isStatelessPost(req)) return next();
     const method = req.headers['mcp-method'];
+    if (method !== 'tools/call') return tasks(req, res, next);
     const body = req.body as RpcBody | undefined;
     if (envelopeRefusal(body)) return next(); // unbounded names / ids: the endpoint refuses them with the reason
-    let route: Upstream | undefined;
-    if (method === 'tools/call') {
-      const name = req.headers['mcp-name'];
-      route = typeof name === 'string' && body?.params?.name === name ? pool.route(name)?.upstream : undefined;
-      if (!route || route.era !== 'modern') return next(); // 2025-era upstreams get the caller's own MCP session
-    } else if (!(isTaskMethod(method) && body?.params?.taskId && req.headers['mcp-name'] === body.params.taskId)) {
-      return next();
-    }
+    const name = req.headers['mcp-name'];
+    const route = typeof name === 'string' && body?.params?.name === name ? pool.route(name)?.upstream : undefined;
+    if (!route || route.era !== 'modern') return next(); // 2025-era upstreams get the caller's own MCP session
     void principals.tryResolve(req.headers.authorization, req).then((principal) => {
       if (!principal) return next();
       req.principal = principal; // for the access log
-      const done = route
-        ? observedToolCall(pool, req, body!, () => forward(pool, route, req, res, principal, body!, hooks))
-        : relayTask(pool, method, res, principal, body!);
-      return done.catch((err: Error) => {
-        logger.error({ err: err.message }, 'fast path failed');
-        if (!res.headersSent)
-          toolError(
-            res,
-            body?.id,
-            `Connector error: ${err.message}. Retry; if it persists, report it to the operator.`,
-          );
-      });
+      return observedToolCall(pool, req, body!, () => forward(pool, route, req, res, principal, body!, hooks)).catch(
+        (err: Error) => fastPathFailed(res, body, err),
+      );
     }, next);
   };
+}
+
+/**
+ * Express middleware for `/mcp` of any connector: a 2026-07-28 `tasks/get`/`tasks/update`/`tasks/cancel` whose
+ * `Mcp-Name` names its task goes to the upstream that owns the task (asked in turn: task ids are unguessable, and
+ * someone else's task answers "not found" upstream exactly like an unknown one). Anything else — and a caller who
+ * cannot be authenticated here — continues to the guarded Nest route.
+ */
+export function taskRelay(pool: UpstreamPool, principals: PrincipalResolver) {
+  return (req: RawRequest, res: ServerResponse, next: () => void): void => {
+    const method = req.headers['mcp-method'];
+    const body = req.body as RpcBody | undefined;
+    if (
+      !isStatelessPost(req) ||
+      !isTaskMethod(method) ||
+      envelopeRefusal(body) ||
+      !body?.params?.taskId ||
+      req.headers['mcp-name'] !== body.params.taskId
+    )
+      return next();
+    void principals.tryResolve(req.headers.authorization, req).then((principal) => {
+      if (!principal) return next();
+      req.principal = principal;
+      return relayTask(pool, method, res, principal, body).catch((err: Error) => fastPathFailed(res, body, err));
+    }, next);
+  };
+}
+
+/** A 2026-07-28 (sessionless) POST to `/mcp`: the only requests the fast paths take. */
+function isStatelessPost(req: RawRequest): boolean {
+  return (
+    req.method === 'POST' &&
+    (req.url === '/mcp' || req.url?.startsWith('/mcp?') === true) &&
+    !req.headers['mcp-session-id'] &&
+    !!req.headers['mcp-protocol-version']
+  );
+}
+
+function fastPathFailed(res: ServerResponse, body: RpcBody | undefined, err: Error): void {
+  logger.error({ err: err.message }, 'fast path failed');
+  if (!res.headersSent)
+    toolError(res, body?.id, `Connector error: ${err.message}. Retry; if it persists, report it to the operator.`);
 }
 
 async function forward(
