@@ -6,13 +6,16 @@ import { z } from 'zod';
 import { startExecutor, type RunningExecutor } from './support/executor-process';
 import { ROOT } from './support/paths';
 import { pyCalls } from './support/py-client';
-import { startRouter, type RunningRouter } from './support/router-process';
+import { startDispatcher, startGateway, startRouter, type RunningRouter } from './support/router-process';
 import { devToken, rawRpc } from './support/ts-clients';
 
 /**
  * Artifacts as owner-scoped MCP resources and skills over the Skills extension (SEP-2640), on an executor and
- * through a router in front of it, driven by the TS SDK v2 client and the Python mcp client.
+ * through a router, a gateway and a dispatcher (over two workers) in front of it, driven by the TS SDK v2 client
+ * and the Python mcp client.
  */
+const KEY = 'resources-test-signing-key-0123456789';
+const passthrough = { mode: 'passthrough', audience: 'dev' };
 const DEMO = join(ROOT, 'examples', 'servers', 'demo');
 const demoConfig = {
   name: 'demo',
@@ -55,22 +58,58 @@ async function refusal(p: Promise<unknown>, uri: string): Promise<{ code: number
   return { code: err.code, message: err.message.split(uri).join('<uri>') };
 }
 
-describe('artifacts as MCP resources and skills over the Skills extension (executor and router, TS and Python clients)', () => {
+describe('artifacts as MCP resources and skills over the Skills extension (executor, router, gateway, dispatcher; TS and Python clients)', () => {
   let executor: RunningExecutor;
   let router: RunningRouter;
-  const urls = () => ({ executor: executor.mcpUrl, router: router.mcpUrl });
+  let gateway: RunningRouter;
+  let dispatcher: RunningRouter;
+  const workers: RunningExecutor[] = [];
+  const urls = () => ({
+    executor: executor.mcpUrl,
+    router: router.mcpUrl,
+    gateway: gateway.mcpUrl,
+    dispatcher: dispatcher.mcpUrl,
+  });
 
   beforeAll(async () => {
-    executor = await startExecutor({ config: demoConfig });
-    router = await startRouter({ upstreams: [{ name: 'demo', url: executor.mcpUrl }] });
+    const worker = (replica: string) =>
+      startExecutor({ config: { ...demoConfig, sessions: { replica, id_signing_key: KEY, warm_pool: 1 } } });
+    const started = await Promise.all([startExecutor({ config: demoConfig }), worker('w-a'), worker('w-b')]);
+    executor = started[0];
+    workers.push(...started.slice(1));
+    [router, gateway, dispatcher] = await Promise.all([
+      startRouter({ upstreams: [{ name: 'demo', url: executor.mcpUrl }] }),
+      startGateway({ upstream: { name: 'demo', url: executor.mcpUrl, auth: passthrough } }),
+      startDispatcher({
+        workers: workers.map((w, i) => ({ name: `w${i + 1}`, url: w.url })),
+        worker_auth: passthrough,
+        session_key: KEY,
+      }),
+    ]);
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
-    await router?.stop();
-    await executor?.stop();
+    await Promise.all([router, gateway, dispatcher].map((c) => c?.stop()));
+    await Promise.all([executor, ...workers].map((e) => e?.stop()));
   });
 
-  for (const kind of ['executor', 'router'] as const) {
+  it('dispatcher: artifacts of sessions on either worker are read where they live; listings name each resource once', async () => {
+    const alice = await sdk(dispatcher.mcpUrl, 'alice-two-workers');
+    const sessions = new Set<string>();
+    for (let i = 0; i < 2; i++)
+      sessions.add(String((await execute(alice, `open(agora_output('n.txt'),'w').write('${i}')`)).json.session_id));
+    const replicas = [...sessions].map((sid) => Buffer.from(sid.split('.')[1] ?? '', 'base64url').toString());
+    expect(new Set(replicas)).toEqual(new Set(['w-a', 'w-b'])); // round robin: one session on each worker
+    for (const [i, sid] of [...sessions].entries()) {
+      const uri = `artifact://demo/${sid}/n.txt`;
+      expect((await alice.readResource({ uri })).contents).toEqual([{ uri, mimeType: 'text/plain', text: `${i}` }]);
+    }
+    const listed = (await alice.listResources()).resources.map((r) => r.uri);
+    expect(listed.length).toBe(new Set(listed).size);
+    expect(listed.filter((u) => u === 'skill://demo/csv-summary/SKILL.md')).toHaveLength(1);
+  });
+
+  for (const kind of ['executor', 'router', 'gateway', 'dispatcher'] as const) {
     it(`${kind}: an execute result links its new files as resource_link content beside the reference's JSON, and the owner lists and reads them`, async () => {
       const alice = await sdk(urls()[kind], `alice-${kind}`);
       const { json, content } = await execute(alice, WRITE);

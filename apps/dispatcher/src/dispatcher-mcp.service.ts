@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ConnectorMcpService, proxyTool, relayProgress, UpstreamPool } from '@stoa/connectors';
+import { ConnectorMcpService, proxyTool, relayProgress, UpstreamPool, UpstreamResources } from '@stoa/connectors';
 import { RawToolResult, type ToolContext, type ToolDefinition } from '@stoa/mcp';
 import type { DispatcherSettings } from './dispatcher.config';
 import { DISPATCHER_SETTINGS } from './dispatcher.tokens';
@@ -17,10 +17,15 @@ export class DispatcherMcpService extends ConnectorMcpService {
     private readonly dispatch: DispatchService,
   ) {
     const c = settings.config;
+    // Artifacts live on the worker that holds their session: a read asks the workers in turn (each checks the owner).
+    const resources = new UpstreamResources(pool);
     super(pool, {
       name: `${c.name}-dispatcher`,
       instructions: c.description || `Code execution dispatched across ${c.workers.length} identical workers.`,
       sessionPrefix: 'd',
+      relaysTasks: true,
+      resources,
+      skills: resources.skills,
     });
   }
 

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ConnectorMcpService, proxyTool, relayProgress, UpstreamPool } from '@stoa/connectors';
+import { ConnectorMcpService, proxyTool, relayProgress, UpstreamPool, UpstreamResources } from '@stoa/connectors';
 import { RawToolResult, resultRefs, type ToolContext, type ToolDefinition } from '@stoa/mcp';
 import type { GatewaySettings } from './gateway.config';
 import { GATEWAY_SETTINGS } from './gateway.tokens';
@@ -17,11 +17,21 @@ export class GatewayMcpService extends ConnectorMcpService {
     private readonly guard: Guardrails,
   ) {
     const c = settings.config;
+    // The caller's own artifacts, read upstream with the caller's identity; skills only while the policy lets the
+    // caller load them as a tool (skills/get must not reach what load_{name}_skill may not).
+    const resources = new UpstreamResources(pool);
+    const skillsAllowed = () => guard.policy.decide(`load_${guard.serverName}_skill`, guard.serverName).allowed;
     super(pool, {
       name: `${c.name}-gateway`,
       instructions: c.description || 'Gateway applying policy, rate limits and audit to one code-execution server.',
       sessionPrefix: 'g',
       relaysTasks: true,
+      resources,
+      skills: {
+        cache: resources.skills.cache,
+        list: async (principal) => (skillsAllowed() ? resources.skills.list(principal) : []),
+        get: async (principal, uri) => (skillsAllowed() ? resources.skills.get(principal, uri) : undefined),
+      },
     });
   }
 

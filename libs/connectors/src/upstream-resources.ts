@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { ProtocolError } from '@modelcontextprotocol/server';
 import { LRUCache } from 'lru-cache';
 import type { Principal } from '@stoa/core';
 import {
@@ -36,11 +37,14 @@ export class UpstreamResources implements ResourceProvider {
 
   async list(principal: Principal): Promise<McpResource[]> {
     const lists = await this.each('resources/list', principal, (r) => r.resources as McpResource[] | undefined);
-    return lists.flatMap(({ upstream, items }) => {
-      for (const r of items)
-        if (authorityOf(r.uri) !== upstream.catalog?.serverName) this.listedAt.set(r.uri, upstream.name);
-      return items;
-    });
+    return uniqueBy(
+      lists.flatMap(({ upstream, items }) => {
+        for (const r of items)
+          if (authorityOf(r.uri) !== upstream.catalog?.serverName) this.listedAt.set(r.uri, upstream.name);
+        return items;
+      }),
+      (r) => r.uri,
+    );
   }
 
   async templates(principal: Principal): Promise<McpResourceTemplate[]> {
@@ -49,36 +53,52 @@ export class UpstreamResources implements ResourceProvider {
       principal,
       (r) => r.resourceTemplates as McpResourceTemplate[] | undefined,
     );
-    return lists.flatMap((l) => l.items);
+    return uniqueBy(
+      lists.flatMap((l) => l.items),
+      (t) => t.uriTemplate,
+    );
   }
 
   async read(principal: Principal, uri: string): Promise<ReadResult | undefined> {
-    const upstream = this.owner(uri);
-    if (!upstream) return undefined;
-    const r = await upstreamRequest(this.pool, upstream, principal, 'resources/read', { uri }, uri);
-    return { contents: (r.contents ?? []) as ReadResult['contents'], cache: hintOf(r) };
+    // The owner, or each candidate in turn (identical dispatcher workers share a server name; a URI nobody listed
+    // may belong to any): each answers with the caller's identity, so a miss is the upstream's own "not found".
+    for (const upstream of this.owners(uri)) {
+      try {
+        const r = await upstreamRequest(this.pool, upstream, principal, 'resources/read', { uri }, uri);
+        return { contents: (r.contents ?? []) as ReadResult['contents'], cache: hintOf(r) };
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    }
+    return undefined;
   }
 
   /** The skills half: `skills/list` joined over the upstreams, `skills/get` routed like a read. */
   readonly skills: SkillProvider = {
     cache: SHARED_BRIEFLY,
     list: async (principal) =>
-      (await this.each('skills/list', principal, (r) => r.skills as SkillEntry[] | undefined)).flatMap((l) => l.items),
+      uniqueBy(
+        (await this.each('skills/list', principal, (r) => r.skills as SkillEntry[] | undefined)).flatMap(
+          (l) => l.items,
+        ),
+        (s) => s.uri,
+      ),
     get: async (principal, uri) => {
-      const upstream = this.owner(uri);
+      const upstream = this.owners(uri)[0]; // skills are the server's, the same on identical workers
       if (!upstream) return undefined; // answered like an unknown skill of an upstream
       const r = await upstreamRequest(this.pool, upstream, principal, 'skills/get', { uri });
       return r.skill as SkillEntry | undefined;
     },
   };
 
-  private owner(uri: string): Upstream | undefined {
+  /** The upstreams that may hold `uri`: those named by its authority, else the one that listed it, else all. */
+  private owners(uri: string): Upstream[] {
     const authority = authorityOf(uri);
     const healthy = this.pool.upstreams().filter((u) => u.healthy);
-    const named = healthy.find((u) => u.catalog?.serverName === authority);
-    if (named) return named;
-    const listed = this.listedAt.get(uri);
-    return listed === undefined ? undefined : healthy.find((u) => u.name === listed);
+    const named = healthy.filter((u) => u.catalog?.serverName === authority);
+    if (named.length) return named;
+    const listed = healthy.find((u) => u.name === this.listedAt.get(uri));
+    return listed ? [listed] : healthy;
   }
 
   /** `method` on every healthy upstream at once (each paged to its end); failing upstreams are left out. */
@@ -107,6 +127,17 @@ export class UpstreamResources implements ResourceProvider {
       return [];
     });
   }
+}
+
+/** Identical workers list the same static resources, templates and skills: each once, the first kept. */
+function uniqueBy<T>(items: T[], key: (item: T) => string): T[] {
+  const seen = new Set<string>();
+  return items.filter((i) => !seen.has(key(i)) && !!seen.add(key(i)));
+}
+
+/** An upstream's "no such resource" (-32002; the SDK's ResourceNotFoundError), which another upstream may not give. */
+function isNotFound(err: unknown): boolean {
+  return err instanceof ProtocolError && (err.code === -32002 || /not found/i.test(err.message));
 }
 
 /** The authority of `scheme://authority/…`, or undefined. */
