@@ -102,6 +102,11 @@ export interface McpExtensionKit {
   task(ctx: ServerContext, work: (run: TaskRun) => Promise<TaskOutcome>): Promise<CallToolResult>;
   /** Tools that only run as tasks: a tools/call without the Tasks extension answers -32021 before their handler. */
   requireTasks(...tools: string[]): void;
+  /**
+   * Runs `check` before `tool`'s handler on every tools/call of it: what it throws (a ProtocolError, e.g. -32021 or
+   * -32602) is the call's JSON-RPC error, where a throw from the handler would be an isError tool result.
+   */
+  guard(tool: string, check: (ctx: ServerContext) => void): void;
 }
 
 /** What an app serving MCP provides: server identity and its tools (evaluated per request). */

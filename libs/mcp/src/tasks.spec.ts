@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createMcpHandler, inputRequired } from '@modelcontextprotocol/server';
+import { createMcpHandler, inputRequired, ProtocolError } from '@modelcontextprotocol/server';
 import type { Principal } from '@stoa/core';
 import { modernRequest } from '../../../test/support/modern-request';
 import { McpEndpoint } from './mcp-endpoint';
@@ -30,6 +30,13 @@ const spec: McpServerSpec = {
   tasks: jobs,
   extend: (server, _era, kit) => {
     kit.requireTasks('only_task');
+    kit.guard('guarded', (ctx) => {
+      if (ctx.mcpReq.requestState() === 'bad') throw new ProtocolError(-32602, 'Invalid requestState');
+    });
+    server.registerTool('guarded', { inputSchema: z.object({}) }, () => {
+      ran.push('guarded');
+      return { content: [{ type: 'text', text: 'guarded ran' }] };
+    });
     server.registerTool('maybe_task', { inputSchema: z.object({}) }, async (_a, ctx) =>
       kit.task(ctx, () => Promise.resolve({ text: 'maybe done' })),
     );
@@ -108,6 +115,15 @@ describe('tools run as tasks through the extension kit', () => {
       resultType: 'task',
     });
     expect(ran).toEqual(['only_task']);
+  });
+
+  it("answers a guard's ProtocolError as the call's JSON-RPC error, before the handler runs", async () => {
+    const { error } = await rpc(alice, 'tools/call', { name: 'guarded', arguments: {}, requestState: 'bad' });
+    expect(error).toMatchObject({ code: -32602, message: expect.stringContaining('Invalid requestState') });
+    expect(ran).toEqual([]);
+    const { result } = await rpc(alice, 'tools/call', { name: 'guarded', arguments: {}, requestState: 'good' });
+    expect(result).toMatchObject({ content: [{ type: 'text', text: 'guarded ran' }] });
+    expect(ran).toEqual(['guarded']);
   });
 
   it('delivers tasks/update inputResponses to a task in input_required and acks with an empty result', async () => {

@@ -110,9 +110,12 @@ export function extendServer(
   local: LocalTasks | undefined,
   caller: (ctx: ServerContext) => Principal,
 ): void {
-  const required = new Set<string>();
+  const guards = new Map<string, ((ctx: ServerContext) => void)[]>();
+  const guard = (tool: string, check: (ctx: ServerContext) => void) =>
+    guards.set(tool, [...(guards.get(tool) ?? []), check]);
   const kit: McpExtensionKit = {
-    requireTasks: (...tools) => tools.forEach((t) => required.add(t)),
+    requireTasks: (...tools) => tools.forEach((t) => guard(t, (ctx) => requireTaskTool(t, ctx))),
+    guard,
     task: async (ctx, work) => {
       if (local && declaresTasks(ctx)) return toToolResult(new TaskCreated(local.start(caller(ctx), work)));
       const noInput = () =>
@@ -122,26 +125,31 @@ export function extendServer(
     },
   };
   extend(server, era, kit);
-  if (required.size) gateTaskTools(server, required);
+  if (guards.size) guardTools(server, guards);
+}
+
+function requireTaskTool(name: string, ctx: ServerContext): void {
+  if (!declaresTasks(ctx))
+    throw missingTasks(
+      `Tool ${name} runs only as a task: declare the ${TASKS_EXTENSION} extension in this request's client capabilities (_meta) and poll the task it returns with tasks/get.`,
+    );
 }
 
 type Handler = (request: { params?: { name?: unknown } }, ctx: ServerContext) => Promise<unknown>;
 
 /**
- * Wraps tools/call so that a tool in `required` answers -32021 to a request without the Tasks extension before its
- * arguments are validated or its handler runs (a throw from the handler would become an isError tool result).
- * Like withReadableErrors, it reaches the SDK's handler table: the SDK has no public hook before a tool's handler.
+ * Wraps tools/call so that a guarded tool's checks run before its arguments are validated or its handler runs: a
+ * check's throw (a ProtocolError such as -32021 or -32602) is the call's JSON-RPC error, where a throw from the
+ * handler would become an isError tool result. Like withReadableErrors, it reaches the SDK's handler table: the SDK
+ * has no public hook before a tool's handler.
  */
-function gateTaskTools(server: McpServer, required: ReadonlySet<string>): void {
+function guardTools(server: McpServer, guards: ReadonlyMap<string, readonly ((ctx: ServerContext) => void)[]>): void {
   const handlers = (server.server as unknown as { _requestHandlers: Map<string, Handler> })._requestHandlers;
   const inner = handlers.get('tools/call');
   if (!inner) return;
   handlers.set('tools/call', async (request, ctx) => {
     const name = request.params?.name;
-    if (typeof name === 'string' && required.has(name) && !declaresTasks(ctx))
-      throw missingTasks(
-        `Tool ${name} runs only as a task: declare the ${TASKS_EXTENSION} extension in this request's client capabilities (_meta) and poll the task it returns with tasks/get.`,
-      );
+    if (typeof name === 'string') for (const check of guards.get(name) ?? []) check(ctx);
     return inner(request, ctx);
   });
 }
