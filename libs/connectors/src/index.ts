@@ -17,7 +17,14 @@ export { UpstreamHttpError, type ForwardResult, type RpcMessage } from './upstre
 /** Upstream tools as a connector serves them (schema verbatim), and progress relayed from upstream calls. */
 export { proxyTool, relayProgress } from './proxy-tool';
 /** The connectors' hot path: 2026-07-28 tool calls streamed to their upstream, with policy hooks. */
-export { connectorFastPath, namedSession, taskRelay, type FastPathHooks, type ForwardOutcome, type RpcBody } from './fast-path';
+export {
+  connectorFastPath,
+  namedSession,
+  taskRelay,
+  type FastPathHooks,
+  type ForwardOutcome,
+  type RpcBody,
+} from './fast-path';
 /** A fast-path tool call's server span and its count (tool, outcome). */
 export { observedToolCall } from './observed-call';
 /** How a connector authenticates to each upstream (passthrough, obo, client_credentials, none). */
