@@ -1,4 +1,4 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   PNG_DISPLAY_CODE,
@@ -43,7 +43,12 @@ new MutationObserver((records) => {
 }).observe(document.getElementById('lanes'), { childList: true, subtree: true });`;
 
 type Img = { complete: boolean; naturalWidth: number; naturalHeight: number };
-const IMAGES_LOADED = "[...document.querySelectorAll('.figures img')].every((i) => i.complete && i.naturalWidth > 0)";
+/**
+ * Waits until `img` is decoded (rejects if it cannot be). A function run by locator.evaluate, not a string for
+ * page.waitForFunction: polling a string predicate evaluates it in the page, which the dashboard's CSP (no
+ * unsafe-eval) refuses whenever the image was not loaded at the first check.
+ */
+const decoded = (img: Locator) => img.evaluate((i) => (i as unknown as { decode(): Promise<void> }).decode());
 
 // chromiumAvailable() throws under STOA_REQUIRE_SERVICES=1 when Chromium is missing, and says why it skips otherwise.
 describe.runIf(chromiumAvailable())('activity dashboard in Chromium', () => {
@@ -110,7 +115,7 @@ describe.runIf(chromiumAvailable())('activity dashboard in Chromium', () => {
     await card.waitFor({ timeout: 5000 });
     const img = card.locator('.figures img');
     await expect(img.count()).resolves.toBe(1);
-    await page.waitForFunction(IMAGES_LOADED, undefined, { timeout: 5000 });
+    await decoded(img);
     expect(
       await img.evaluate((i) => [(i as unknown as Img).naturalWidth, (i as unknown as Img).naturalHeight]),
     ).toEqual([120, 60]);
@@ -139,10 +144,10 @@ describe.runIf(chromiumAvailable())('activity dashboard in Chromium', () => {
     await card.waitFor({ timeout: 5000 });
     await expect(card.locator('.desc').textContent()).resolves.toBe('execute_demo_code → demo');
     await expect(card.textContent()).resolves.toContain('tool execute_demo_code → upstream demo');
-    // The executor's own event of the same run shares the lane.
-    await expect(
-      lane.locator('article.card[data-type="code_executed"]', { hasText: 'via router' }).count(),
-    ).resolves.toBe(1);
+    // The executor's own event of the same run shares the lane (it comes from another publisher: wait for it).
+    const executed = lane.locator('article.card[data-type="code_executed"]', { hasText: 'via router' });
+    await executed.first().waitFor({ timeout: 5000 });
+    await expect(executed.count()).resolves.toBe(1);
   });
 
   it('renders a real matplotlib figure in the lane of the session that plotted it, and not in the result', async () => {
@@ -153,7 +158,7 @@ describe.runIf(chromiumAvailable())('activity dashboard in Chromium', () => {
     const img = lane.locator('article.card', { hasText: 'matplotlib squares' }).locator('.figures img');
     await img.waitFor({ timeout: 10_000 });
     await expect(img.getAttribute('data-mime')).resolves.toBe('image/png');
-    await page.waitForFunction(IMAGES_LOADED, undefined, { timeout: 5000 });
+    await decoded(img);
     const [w, h] = await img.evaluate((i) => [(i as unknown as Img).naturalWidth, (i as unknown as Img).naturalHeight]);
     // 500×350 px before matplotlib trims the margins (bbox_inches="tight").
     expect(w).toBeGreaterThan(300);
