@@ -88,18 +88,20 @@ function register(server, _era, kit) {
     if (!Array.isArray(roots)) return inputRequired({ inputRequests: { client_roots: inputRequired.listRoots() } });
     return text(`Roots: ${roots.map((r) => r.uri).join(', ') || '(none)'}`);
   });
+  /** One confirmation under a signed requestState: ask with `state`, then answer `done(ok)`. */
+  const confirmOnce = (state, done) => async (_a, ctx) => {
+    const ok = acceptedContent(responses(ctx), 'confirm', okSchema)?.ok;
+    if (ok === undefined || !stateOf(ctx))
+      return inputRequired({
+        inputRequests: { confirm: inputRequired.elicit({ message: 'Please confirm', requestedSchema: okSchema }) },
+        requestState: mint(state),
+      });
+    return text(done(ok));
+  };
   signed(
     'test_input_required_result_request_state',
     'MRTR: elicitation plus a signed requestState',
-    async (_a, ctx) => {
-      const ok = acceptedContent(responses(ctx), 'confirm', okSchema)?.ok;
-      if (ok === undefined || !stateOf(ctx))
-        return inputRequired({
-          inputRequests: { confirm: inputRequired.elicit({ message: 'Please confirm', requestedSchema: okSchema }) },
-          requestState: mint({ tool: 'test_input_required_result_request_state', round: 1 }),
-        });
-      return text(`state-ok: confirmed=${ok}`);
-    },
+    confirmOnce({ tool: 'test_input_required_result_request_state', round: 1 }, (ok) => `state-ok: confirmed=${ok}`),
   );
   signed(
     'test_input_required_result_multiple_inputs',
@@ -149,15 +151,7 @@ function register(server, _era, kit) {
   signed(
     'test_input_required_result_tampered_state',
     'MRTR: rejects a requestState it did not sign',
-    async (_a, ctx) => {
-      const ok = acceptedContent(responses(ctx), 'confirm', okSchema)?.ok;
-      if (ok === undefined || !stateOf(ctx))
-        return inputRequired({
-          inputRequests: { confirm: inputRequired.elicit({ message: 'Please confirm', requestedSchema: okSchema }) },
-          requestState: mint({ tool: 'test_input_required_result_tampered_state' }),
-        });
-      return text(`state verified: confirmed=${ok}`);
-    },
+    confirmOnce({ tool: 'test_input_required_result_tampered_state' }, (ok) => `state verified: confirmed=${ok}`),
   );
   tool('test_input_required_result_capabilities', 'MRTR: asks only through declared capabilities', async (_a, ctx) => {
     const caps = capabilities(ctx);
