@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type InputRequest, ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server';
 import type { Principal } from '@stoa/core';
-import type { TaskBackend, TaskOutcome, TaskRun, TaskView } from './mcp.types';
+import type { TaskBackend, TaskListener, TaskOutcome, TaskRun, TaskView } from './mcp.types';
 
 /** Limits of a {@link LocalTasks} store. */
 export interface LocalTasksOptions {
@@ -26,6 +26,8 @@ interface Entry {
   expiresAt: number;
   abort: AbortController;
   pending: Map<string, Pending>;
+  /** subscriptions/listen streams of the owner watching this task. */
+  watchers: Set<TaskListener>;
 }
 
 const TERMINAL: ReadonlySet<TaskView['status']> = new Set(['completed', 'failed', 'cancelled']);
@@ -70,6 +72,7 @@ export class LocalTasks implements TaskBackend {
       expiresAt: this.now() + this.ttlMs,
       abort: new AbortController(),
       pending: new Map(),
+      watchers: new Set(),
     };
     this.tasks.set(entry.view.taskId, entry);
     const created = { ...entry.view };
@@ -111,6 +114,15 @@ export class LocalTasks implements TaskBackend {
     return Promise.resolve(this.snapshot(entry));
   }
 
+  /** Tells `listener` the task's view now and after every transition (owner only: others get undefined). */
+  watch(principal: Principal, taskId: string, listener: TaskListener): Promise<(() => void) | undefined> {
+    const entry = this.find(principal, taskId);
+    if (!entry) return Promise.resolve(undefined);
+    entry.watchers.add(listener);
+    listener(this.snapshot(entry));
+    return Promise.resolve(() => void entry.watchers.delete(listener));
+  }
+
   /** Cancels every running task (server shutdown). */
   close(): void {
     for (const entry of this.tasks.values())
@@ -147,6 +159,7 @@ export class LocalTasks implements TaskBackend {
 
   private transition(entry: Entry, change: Partial<TaskView> & { status: TaskView['status'] }): void {
     entry.view = { ...entry.view, ...change, lastUpdatedAt: new Date(this.now()).toISOString() };
+    if (entry.watchers.size) for (const listener of [...entry.watchers]) listener(this.snapshot(entry));
   }
 
   private snapshot(entry: Entry): TaskView {

@@ -15,6 +15,7 @@ import type { McpServerSpec, ToolContext, ToolDefinition } from './mcp.types';
 import { compactJsonSchema } from './compact-schema';
 import { chainTasks, extendServer, principalOf, registerTaskMethods, TASKS_EXTENSION } from './tasks';
 import { LocalTasks } from './local-tasks';
+import { taskListenOf, TaskListens } from './task-listen';
 import { errorToToolResult, toToolResult, withResourceLinks } from './tool-result';
 import { registerResourceMethods } from './resources';
 import { registerSkillMethods, skillsCapability } from './skills-extension';
@@ -68,6 +69,8 @@ export class McpEndpoint {
   private readonly sweeper: NodeJS.Timeout;
   /** Tasks of tools that extensions run in this process, served beside the spec's own (`tasks`). */
   private readonly localTasks = new LocalTasks();
+  /** `subscriptions/listen` streams of task notifications (when this server serves the Tasks extension). */
+  private readonly taskListens: TaskListens | undefined;
 
   constructor(
     private readonly spec: McpServerSpec,
@@ -80,6 +83,7 @@ export class McpEndpoint {
     );
     this.sweeper = setInterval(() => this.evictIdle(), Math.max(1000, Math.min(60_000, opts.legacyIdleMs / 2)));
     this.sweeper.unref();
+    if (spec.tasks) this.taskListens = new TaskListens(chainTasks(this.localTasks, spec.tasks), this.serverInfo);
   }
 
   /** Number of open 2025-era MCP sessions. */
@@ -103,6 +107,8 @@ export class McpEndpoint {
     };
     // Tool spans below are children of the caller's HTTP traceparent unless their `_meta` names another.
     await withHeaderContext(req.headers, async () => {
+      const listen = this.taskListens && taskListenOf(req);
+      if (listen) return this.taskListens?.serve(listen, res, principal);
       const direct = req.method === 'POST' && this.opts.directCalls !== false && directCallOf(req, this.spec.tools);
       if (direct) return this.serveDirect(direct, res, principal, functionPolicy);
       if (await this.isLegacy(req)) return this.handleLegacy(req, res, principal);
@@ -112,6 +118,7 @@ export class McpEndpoint {
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
+    this.taskListens?.closeAll();
     this.localTasks.close();
     // Forget the sessions first: a server shutdown is not the client ending its session.
     const open = [...this.legacy.values()];

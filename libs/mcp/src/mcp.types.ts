@@ -78,7 +78,15 @@ export interface TaskBackend {
   cancel(principal: Principal, taskId: string): Promise<TaskView | undefined>;
   /** Delivers input to a task (keys it does not wait for are ignored); without it, tasks take no input. */
   update?(principal: Principal, taskId: string, inputResponses: Record<string, unknown>): Promise<TaskView | undefined>;
+  /**
+   * Calls `listener` with the task's view now and on every change until the returned stop is called; undefined when
+   * the caller has no such task. Without it, `subscriptions/listen` streams poll get() (see watchTask).
+   */
+  watch?(principal: Principal, taskId: string, listener: TaskListener): Promise<(() => void) | undefined>;
 }
+
+/** Told a task's view (`notifications/tasks` carries it). */
+export type TaskListener = (task: TaskView) => void;
 
 /** What a task's work is given: a signal aborted by tasks/cancel, and a way to ask the client for input. */
 export interface TaskRun {

@@ -11,6 +11,7 @@ import type { Principal } from '@stoa/core';
 import { type McpExtensionKit, type McpServerSpec, TaskCreated, type TaskBackend, type TaskView } from './mcp.types';
 import type { LocalTasks } from './local-tasks';
 import { taskWire, toToolResult } from './tool-result';
+import { watchTask } from './task-watch';
 
 /** The Tasks extension identifier (2026-07-28). */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -96,6 +97,7 @@ export function chainTasks(local: TaskBackend, other: TaskBackend): TaskBackend 
     get: async (p, id) => (await local.get(p, id)) ?? other.get(p, id),
     cancel: async (p, id) => (await local.cancel(p, id)) ?? other.cancel(p, id),
     update: async (p, id, responses) => deliverInput((await local.get(p, id)) ? local : other, p, id, responses),
+    watch: async (p, id, listener) => (await watchTask(local, p, id, listener)) ?? watchTask(other, p, id, listener),
   };
 }
 
