@@ -5,6 +5,7 @@ import {
   type JsonRpcResponse,
   type RawClientDispatch,
 } from '@modelcontextprotocol/ext-tasks/client';
+import { modernRequest } from './modern-request';
 
 type TaskSession = ReturnType<typeof createTaskSessionFromClient>;
 
@@ -81,4 +82,58 @@ export async function tasksSession(
     v2RequestFraming: { protocolVersion, clientInfo, clientCapabilities: {} },
   });
   return { session, client, close: async () => (await session.close(), await client.close()) };
+}
+
+/** A JSON-RPC message of a `subscriptions/listen` stream (the fields tests read). */
+export interface ListenMessage {
+  id?: string | number;
+  method?: string;
+  params?: { taskId?: string; status?: string; notifications?: { taskIds?: string[] }; result?: unknown };
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string };
+}
+
+/**
+ * Opens a 2026-07-28 `subscriptions/listen` for task notifications of `taskIds` (Tasks extension declared) and
+ * reads it until the server ends it or `timeoutMs` passes; `onOpen` runs once the acknowledgement is in.
+ */
+export async function listenForTasks(
+  mcpUrl: string,
+  token: string,
+  taskIds: string[],
+  o: { timeoutMs?: number; onOpen?: () => Promise<void> } = {},
+): Promise<{ status: number; messages: ListenMessage[] }> {
+  const tasks = {
+    'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+  };
+  const request = modernRequest(
+    'subscriptions/listen',
+    { notifications: { taskIds } },
+    { meta: tasks, id: 'listen-1' },
+  );
+  const res = await fetch(mcpUrl, {
+    method: 'POST',
+    headers: { ...request.headers, authorization: `Bearer ${token}` },
+    body: JSON.stringify(request.body),
+    signal: AbortSignal.timeout(o.timeoutMs ?? 15_000),
+  });
+  const messages: ListenMessage[] = [];
+  let buffer = '';
+  let opened = false;
+  try {
+    for await (const chunk of res.body ?? []) {
+      buffer += Buffer.from(chunk).toString('utf8');
+      const lines = buffer.split('\n');
+      buffer = lines.pop() ?? '';
+      for (const line of lines.filter((l) => l.startsWith('data: ') || l.startsWith('{')))
+        messages.push(JSON.parse(line.replace(/^data: /, '')) as ListenMessage);
+      if (!messages.length || opened) continue;
+      opened = true;
+      await o.onOpen?.();
+    }
+  } catch (err) {
+    if ((err as Error).name !== 'TimeoutError') throw err;
+  }
+  if (buffer.trim()) messages.push(JSON.parse(buffer) as ListenMessage);
+  return { status: res.status, messages };
 }

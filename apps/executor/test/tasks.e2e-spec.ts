@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resultFromTaskOutcome } from '@modelcontextprotocol/ext-tasks/client';
 import { startExecutor, type RunningExecutor } from '../../../test/support/executor-process';
-import { tasksSession } from '../../../test/support/tasks-client';
+import { listenForTasks, tasksSession } from '../../../test/support/tasks-client';
 import { devToken, v2Client } from '../../../test/support/ts-clients';
 
 describe('Tasks extension: long executions as MCP tasks (ext-tasks client)', () => {
@@ -83,6 +83,33 @@ describe('Tasks extension: long executions as MCP tasks (ext-tasks client)', () 
     } finally {
       await owner.close();
       await other.close();
+    }
+  });
+
+  it('tells the owner its task status on subscriptions/listen, and another user nothing of it', async () => {
+    const { session, close } = await tasksSession(ex.mcpUrl, devToken('watcher'));
+    try {
+      const exec = await session.callTool('execute_demo_code', { code: "import time\ntime.sleep(1.5)\nprint('seen')" });
+      if (exec.kind !== 'task') throw new Error('expected a task');
+      const taskId = String(exec.handle.taskId);
+      const stranger = listenForTasks(ex.mcpUrl, devToken('stranger'), [taskId]);
+      const owner = await listenForTasks(ex.mcpUrl, devToken('watcher'), [taskId, 'j_000000000000']);
+      const [ack, ...rest] = owner.messages;
+      expect(ack).toMatchObject({
+        method: 'notifications/subscriptions/acknowledged',
+        params: { notifications: { taskIds: [taskId] } },
+      });
+      const told = rest.filter((m) => m.method === 'notifications/tasks').map((m) => m.params);
+      expect(told.every((t) => t?.taskId === taskId)).toBe(true);
+      expect(told.map((t) => t?.status)).toEqual([...told.slice(0, -1).map(() => 'working'), 'completed']);
+      const result = told.at(-1)?.result as { content: { text: string }[] };
+      expect(JSON.parse(result.content[0]?.text ?? '{}')).toMatchObject({ stdout: 'seen\n', success: true });
+      expect(rest.at(-1)).toMatchObject({ id: 'listen-1', result: { resultType: 'complete' } });
+      const other = await stranger;
+      expect(other.messages.map((m) => m.method ?? 'end')).toEqual(['notifications/subscriptions/acknowledged', 'end']);
+      expect(other.messages[0]?.params?.notifications).toEqual({});
+    } finally {
+      await close();
     }
   });
 
