@@ -4,7 +4,7 @@ import { startExecutor, type RunningExecutor } from '../../../test/support/execu
 import { ROOT } from '../../../test/support/paths';
 import { pyCalls } from '../../../test/support/py-client';
 import { startRouter, until, type RunningRouter } from '../../../test/support/router-process';
-import { tasksSession } from '../../../test/support/tasks-client';
+import { listenForTasks, tasksSession } from '../../../test/support/tasks-client';
 import { cancelSleepThenRead, devToken, v1Client, v2Client, type TestClient } from '../../../test/support/ts-clients';
 import { ADMIN } from '../../../test/support/admin';
 
@@ -165,7 +165,7 @@ describe('router over the demo and science executors (real processes)', () => {
     expect(finished).toMatchObject({ status: 'completed', completed: 2 });
   });
 
-  it('declares the Tasks extension its upstreams declare and relays tasks/get, tasks/update and tasks/cancel', async () => {
+  it('declares the Tasks extension its upstreams declare and relays tasks/*, and task notifications to the owner only', async () => {
     const { session, client, close } = await tasksSession(router.mcpUrl, devToken('alice'));
     try {
       expect(client.getServerCapabilities()?.extensions).toHaveProperty(['io.modelcontextprotocol/tasks']);
@@ -179,7 +179,13 @@ describe('router over the demo and science executors (real processes)', () => {
         (e: Error) => e.message,
       );
       expect(update).toMatch(/takes no input/);
-      await exec.cancel();
+      const taskId = String(exec.handle.taskId);
+      const bob = await listenForTasks(router.mcpUrl, devToken('bob'), [taskId]);
+      expect(bob.messages.map((m) => m.method ?? 'end')).toEqual(['notifications/subscriptions/acknowledged', 'end']);
+      const heard = await listenForTasks(router.mcpUrl, devToken('alice'), [taskId], { onOpen: () => exec.cancel() });
+      expect(heard.messages[0]?.params?.notifications).toEqual({ taskIds: [taskId] });
+      const told = heard.messages.filter((m) => m.method === 'notifications/tasks').map((m) => m.params?.status);
+      expect([told[0], told.at(-1)]).toEqual(['working', 'cancelled']);
       expect((await exec.settle()).outcome.status).toBe('cancelled');
     } finally {
       await close();

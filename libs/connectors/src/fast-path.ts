@@ -2,8 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
 import type { PrincipalResolver } from '@stoa/auth';
 import { isAppError, type Principal } from '@stoa/core';
-import { envelopeRefusal } from '@stoa/mcp';
+import { envelopeRefusal, taskListenOf } from '@stoa/mcp';
 import { observedToolCall } from './observed-call';
+import { listenFailed, relayListen } from './task-listen-relay';
 import { stringOf } from './tool-called';
 import type { Upstream } from './upstream';
 import type { UpstreamPool } from './upstream-pool';
@@ -78,13 +79,23 @@ export function connectorFastPath(pool: UpstreamPool, principals: PrincipalResol
 /**
  * Express middleware for `/mcp` of any connector: a 2026-07-28 `tasks/get`/`tasks/update`/`tasks/cancel` whose
  * `Mcp-Name` names its task goes to the upstream that owns the task (asked in turn: task ids are unguessable, and
- * someone else's task answers "not found" upstream exactly like an unknown one). Anything else — and a caller who
- * cannot be authenticated here — continues to the guarded Nest route.
+ * someone else's task answers "not found" upstream exactly like an unknown one), and so does a `subscriptions/listen`
+ * for their notifications (relayListen). Anything else — and a caller who cannot be authenticated here — continues
+ * to the guarded Nest route.
  */
 export function taskRelay(pool: UpstreamPool, principals: PrincipalResolver) {
   return (req: RawRequest, res: ServerResponse, next: () => void): void => {
     const method = req.headers['mcp-method'];
     const body = req.body as RpcBody | undefined;
+    const listen = isStatelessPost(req) ? taskListenOf(req) : undefined;
+    if (listen)
+      return void principals.tryResolve(req.headers.authorization, req).then((principal) => {
+        if (!principal) return next();
+        req.principal = principal;
+        return relayListen(pool, req, res, principal, listen, clientCapabilitiesOf(body ?? {})).catch((err: Error) =>
+          listenFailed(res, listen, err),
+        );
+      }, next);
     if (
       !isStatelessPost(req) ||
       !isTaskMethod(method) ||

@@ -40,7 +40,10 @@ export function transportRefusal(req: IncomingMessage): Refusal | undefined {
   };
 }
 
-/** Methods of the 2025 era that 2026-07-28 removed without a replacement served here (subscriptions/listen is not). */
+/**
+ * Methods of the 2025 era that 2026-07-28 removed without a replacement served here (subscriptions/listen carries
+ * task notifications only, not resource updates).
+ */
 const REMOVED_IN_2026 = new Set(['resources/subscribe', 'resources/unsubscribe']);
 
 /**
