@@ -17,7 +17,9 @@ export interface Era {
 export const ERAS: readonly Era[] = [
   // 0.1.16 has no --requirements: --spec-version 2025-11-25 is every scenario of that revision.
   { name: '2025-11-25', pkg: 'conformance-2025', select: ['--spec-version', '2025-11-25'], extra: [] },
-  // The 2026-07-28 requirement set also runs (unscored) the tasks extension scenarios.
+  // The 2026-07-28 requirement set also runs (unscored) the tasks extension scenarios. tasks-status-notifications
+  // reports SKIPPED in 0.2.0-alpha.12 whatever the server does (a placeholder pending the suite's rewrite against
+  // subscriptions/listen); apps/executor/test/tasks.e2e-spec.ts and the router e2e cover notifications/tasks.
   {
     name: '2026-07-28',
     pkg: 'conformance-2026',
