@@ -13,3 +13,5 @@ export { epochMs } from './columns';
 export { createTables, tablesMigration, type TableSpec } from './tables';
 /** Numbers bound as SQLite parameters, not written into the SQL (one prepared statement per query, not per value). */
 export { bindNumbersOnSqlite } from './sqlite-binding';
+/** Multi-row INSERTs from cached statements (hot write paths: audit, chat posts). */
+export { RowInserter } from './row-insert';

@@ -4,6 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
 import type { EntityManager, Repository } from 'typeorm';
 import { GroupCommit } from '@stoa/core';
+import { RowInserter } from '@stoa/persistence';
 import { ChannelEntity, MessageEntity } from '../coordination.entities';
 import { type ChannelView, iso, type MessageView } from '../coordination.types';
 import { Transactions } from '../coordination.tx';
@@ -31,8 +32,8 @@ export class ChatRepository {
   private readonly refs = new LRUCache<string, ChannelRef>({ max: 5_000 });
   /** The `bumpCount` statement, built on first use (one connection, one driver). */
   private bumpSql?: string;
-  /** The multi-row INSERT of a batch of `n` messages, per `n` (statements, not query building, per post). */
-  private readonly insertSqls = new LRUCache<number, string>({ max: 100 });
+  /** A batch's messages in one INSERT from a cached statement (query building cost more than the write). */
+  private readonly inserts = new RowInserter(MessageEntity);
 
   constructor(
     @InjectRepository(ChannelEntity) private readonly channels: Repository<ChannelEntity>,
@@ -101,10 +102,7 @@ export class ChatRepository {
           createdAt: now,
         });
       });
-      await em.queryRunner!.query(
-        this.insertSql(em, rows.length),
-        rows.flatMap((r) => [r.id, r.channelId, r.seq, r.agentId, r.parentId, r.contentType, r.content, r.createdAt]),
-      );
+      await this.inserts.insert(em, rows);
       return rows.map((row, i) => messageView(row, batch[i]!.channel.name));
     }),
   );
@@ -116,12 +114,6 @@ export class ChatRepository {
     const count = (result.records as { message_count: number | string }[])[0]?.message_count;
     if (count === undefined) throw new Error(`channel ${channelId} vanished while posting`);
     return Number(count);
-  }
-
-  private insertSql(em: EntityManager, n: number): string {
-    let sql = this.insertSqls.get(n);
-    if (!sql) this.insertSqls.set(n, (sql = insertMessagesSql(em, n)));
-    return sql;
   }
 
   async read(channel: ChannelRef, q: ReadQuery): Promise<MessageView[]> {
@@ -197,32 +189,12 @@ function channelView(c: ChannelEntity): ChannelView {
 
 /** The statement of `bumpCount` for this connection's driver (built once: table path and placeholders never change). */
 function bumpCountSql(em: EntityManager): string {
-  const [n, at, id] = placeholders(em, 0, 3);
-  return `UPDATE ${tableOf(em, ChannelEntity)} SET message_count = message_count + ${n}, last_activity_at = ${at} WHERE id = ${id} RETURNING message_count`;
-}
-
-/** The columns of a message row, in the order `append` passes them. */
-const MESSAGE_COLUMNS = ['id', 'channel_id', 'seq', 'agent_id', 'parent_id', 'content_type', 'content', 'created_at'];
-
-/** `INSERT INTO square_messages (…) VALUES (…), …` for `n` rows, with this driver's quoting and placeholders. */
-function insertMessagesSql(em: EntityManager, n: number): string {
   const { driver } = em.connection;
-  const k = MESSAGE_COLUMNS.length;
-  const values = Array.from({ length: n }, (_, row) => `(${placeholders(em, row * k, k).join(', ')})`);
-  return `INSERT INTO ${tableOf(em, MessageEntity)} (${MESSAGE_COLUMNS.map((c) => driver.escape(c)).join(', ')}) VALUES ${values.join(', ')}`;
-}
-
-function tableOf(em: EntityManager, entity: typeof ChannelEntity | typeof MessageEntity): string {
-  const { driver } = em.connection;
-  return em.connection
-    .getMetadata(entity)
+  const table = em.connection
+    .getMetadata(ChannelEntity)
     .tablePath.split('.')
     .map((part) => driver.escape(part))
     .join('.');
-}
-
-/** `count` positional parameters after the first `from`: `$n` on PostgreSQL, `?` on SQLite. */
-function placeholders(em: EntityManager, from: number, count: number): string[] {
-  const pg = em.connection.driver.options.type === 'postgres';
-  return Array.from({ length: count }, (_, i) => (pg ? `$${from + i + 1}` : '?'));
+  const [n, at, id] = driver.options.type === 'postgres' ? ['$1', '$2', '$3'] : ['?', '?', '?'];
+  return `UPDATE ${table} SET message_count = message_count + ${n}, last_activity_at = ${at} WHERE id = ${id} RETURNING message_count`;
 }
