@@ -39,3 +39,5 @@ export { ConnectorMcpService, type ConnectorMcpInfo } from './connector-mcp';
 export { connectorModule, type ConnectorModuleSpec } from './connector-module';
 /** Upstreams' resources and skills for the caller, each URI answered by the upstream that owns it. */
 export { UpstreamResources } from './upstream-resources';
+/** Upstreams' prompts and completion/complete for the caller, each name answered by the upstream that lists it. */
+export { UpstreamPrompts } from './upstream-prompts';

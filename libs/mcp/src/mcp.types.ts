@@ -1,6 +1,7 @@
 import type { CallToolResult, InputRequest, McpServer, ServerContext } from '@modelcontextprotocol/server';
 import type { Principal } from '@stoa/core';
 import { z } from 'zod';
+import type { CompletionProvider, PromptProvider } from './prompts';
 import type { McpResource, ResourceProvider } from './resources';
 import type { SkillProvider } from './skills-extension';
 
@@ -119,6 +120,10 @@ export interface McpServerSpec {
   tasks?: TaskBackend;
   /** Serves MCP resources (declares the `resources` capability). */
   resources?: ResourceProvider;
+  /** Serves MCP prompts (declares `prompts` while the provider has any to serve). */
+  prompts?: PromptProvider;
+  /** Serves `completion/complete` (declares `completions` while the provider can answer). */
+  completions?: CompletionProvider;
   /** Serves the Skills extension (SEP-2640); its files must be readable through `resources`. */
   skills?: SkillProvider;
   /** Resources a tool result's value refers to, added to the result as `resource_link` content. */
