@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   ConnectorMcpService,
   proxyTool,
+  relayLog,
   relayProgress,
   UpstreamPool,
   UpstreamPrompts,
@@ -51,6 +52,7 @@ export class DispatcherMcpService extends ConnectorMcpService {
               signal: ctx.signal,
               transportSessionId: ctx.transportSessionId,
               onProgress: relayProgress(ctx),
+              log: relayLog(ctx),
             }),
           ),
       ),

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import {
   ConnectorMcpService,
   proxyTool,
+  relayLog,
   relayProgress,
   UpstreamPool,
   UpstreamPrompts,
@@ -75,6 +76,7 @@ export class GatewayMcpService extends ConnectorMcpService {
               signal: ctx.signal,
               headers: this.guard.headers,
               onProgress: relayProgress(ctx),
+              log: relayLog(ctx),
             });
             const bytesOut = Buffer.byteLength(JSON.stringify(result));
             this.guard.after(ctx.principal, tool.name, body, {

@@ -27,6 +27,12 @@ export interface ToolContext {
    * Otherwise (and when the client left) it does nothing.
    */
   log: (level: LogLevel, data: unknown, logger?: string) => Promise<void>;
+  /**
+   * The lowest level `log` may send this caller (a connector asks its upstream for logs from there): the
+   * 2026-07-28 request's log-level `_meta`; `debug` for a 2025-era session (its logging/setLevel filters in `log`);
+   * undefined when the caller gets none.
+   */
+  logLevel?: LogLevel;
 }
 
 /** One MCP tool: name, description, zod input schema and handler. Handlers return JSON-able values or text. */
