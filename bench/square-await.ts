@@ -2,13 +2,14 @@
  * square-await: post → wake latency of chat_await_update, on the replica that took the post and on another
  * replica (two squares sharing PostgreSQL and Redis). Measured from sending the post to the waiter's answer, so
  * the post's own round trip is inside; the baseline, same run, is that post round trip alone. Goal p99 ≤ 50 ms.
+ * Calls are raw 2026-07-28 tool calls over keep-alive connections (undici), as square-throughput sends them.
  */
 import { randomBytes } from 'node:crypto';
 import { ADMIN } from '../test/support/admin';
 import { dbTarget, TEST_REDIS_URL } from '../test/support/databases';
 import { startSquare } from '../test/support/square-process';
 import { emitFigures, note, noteLoadAverage, rounds, runBench, summarize } from './lib/bench';
-import { squareCall } from './lib/square';
+import { squarePool } from './lib/square';
 
 const BENCH = 'square-await';
 const ROUNDS = rounds(200, 3);
@@ -34,12 +35,9 @@ async function main(): Promise<void> {
   };
   const a = await startSquare(config);
   const b = await startSquare(config);
-  const onA = {
-    call: (who: string, tool: string, args: Record<string, unknown>) => squareCall(a.url, who, tool, args),
-  };
-  const onB = {
-    call: (who: string, tool: string, args: Record<string, unknown>) => squareCall(b.url, who, tool, args),
-  };
+  // Keep-alive raw calls (undici): a fetch per call would add the client's own overhead to both figures.
+  const onA = squarePool(a.url, 4);
+  const onB = squarePool(b.url, 4);
   try {
     await onA.call('poster', 'register', { name: 'poster' });
     await onA.call('waiter', 'register', { name: 'waiter' });
@@ -67,6 +65,7 @@ async function main(): Promise<void> {
     emitFigures(BENCH, 'wake_same_replica', summarize(wake.same), { ...baseline, goalMax: 50 });
     emitFigures(BENCH, 'wake_cross_replica', summarize(wake.cross), { ...baseline, goalMax: 50 });
   } finally {
+    await Promise.allSettled([onA.close(), onB.close()]);
     await Promise.allSettled([a.stop(), b.stop()]);
     await db.cleanup();
   }

@@ -8,45 +8,14 @@
  * generator's own CPU stays small on the shared cores; CPU ms per call of the square and of the load generator
  * are read from /proc (they carry across machines and loads better than calls/s).
  */
-import { Pool } from 'undici';
-import { devToken } from '../test/support/ts-clients';
 import { emit, note, noteLoadAverage, percentile, runBench, SMOKE } from './lib/bench';
 import { cpuSeconds } from './lib/network';
-import { squareCall } from './lib/square';
+import { squareCall, squarePool } from './lib/square';
 import { startSquare } from '../test/support/square-process';
 
 const BENCH = 'square-throughput';
 const AGENTS = 20;
 const SECONDS = Number(process.env.THROUGHPUT_SECONDS ?? (SMOKE ? 1 : 8));
-
-/** A tools/call as a raw 2026-07-28 request: what the pool sends. */
-function request(token: string, tool: string, args: Record<string, unknown>) {
-  return {
-    path: '/mcp',
-    method: 'POST' as const,
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': tool,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name: tool,
-        arguments: args,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
-  };
-}
 
 async function drive(
   seconds: number,
@@ -83,13 +52,8 @@ async function main(): Promise<void> {
   // Rate limits off for the bench: it measures the square, not its per-agent budget.
   const square = await startSquare({ chat: { max_messages_per_minute: 1_000_000 } });
   const call = (who: string, tool: string, args: Record<string, unknown>) => squareCall(square.url, who, tool, args);
-  const pool = new Pool(square.url, { connections: AGENTS, pipelining: 1 });
-  const tokens = Array.from({ length: AGENTS }, (_, a) => devToken(`agent${a}`));
-  const fast = async (agent: number, tool: string, args: Record<string, unknown>) => {
-    const r = await pool.request(request(tokens[agent]!, tool, args));
-    const text = await r.body.text();
-    if (r.statusCode !== 200 || text.includes('"isError":true')) throw new Error(`${tool}: ${r.statusCode} ${text}`);
-  };
+  const pool = squarePool(square.url, AGENTS);
+  const fast = (agent: number, tool: string, args: Record<string, unknown>) => pool.call(`agent${agent}`, tool, args);
   const pids = { square: square.proc.pid!, loadgen: process.pid };
   try {
     await Promise.all(Array.from({ length: AGENTS }, (_, a) => call(`agent${a}`, 'register', { name: `agent-${a}` })));

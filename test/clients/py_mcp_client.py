@@ -3,8 +3,8 @@
 Reads a plan as JSON on stdin: {"url", "mode": "auto"|"legacy", "token"?, "headers"?, "calls": [{"tool", "args"}]}.
 Runs every call over one connection and prints a JSON list of {"text", "is_error", "json"}.
 String argument values like "{{0.session_id}}" are replaced by a field of an earlier call's JSON result.
-A call may instead be {"op": "list_resources" | "list_resource_templates" | "read_resource" | "request", "uri"?,
-"method"?, "params"?}: its "json" is the MCP result, or {"error": {"code", "message"}} when the server refused;
+A call may instead be {"op": "list_resources" | "list_resource_templates" | "read_resource" | "list_prompts" |
+"get_prompt" | "complete" | "request", "uri"?, "name"?, "arguments"?, "ref"?, "argument"?, "method"?, "params"?}: its "json" is the MCP result, or {"error": {"code", "message"}} when the server refused;
 a tool result's resource_link contents are in "links".
 """
 import asyncio
@@ -30,7 +30,7 @@ def resolve(value, results):
 
 
 async def run_op(client, call, results):
-    """A non-tool request (resources, skills): its result as JSON, or the server's error."""
+    """A non-tool request (resources, prompts, completion, skills): its result as JSON, or the server's error."""
     op = call["op"]
     try:
         if op == "list_resources":
@@ -39,6 +39,14 @@ async def run_op(client, call, results):
             res = await client.list_resource_templates()
         elif op == "read_resource":
             res = await client.read_resource(resolve(call["uri"], results))
+        elif op == "list_prompts":
+            res = await client.list_prompts()
+        elif op == "get_prompt":
+            res = await client.get_prompt(call["name"], call.get("arguments"))
+        elif op == "complete":
+            ref = call["ref"]
+            ref = types.PromptReference(**ref) if ref["type"] == "ref/prompt" else types.ResourceTemplateReference(**ref)
+            res = await client.complete(ref, call["argument"])
         elif op == "request":
             request = types.Request[dict, str](method=call["method"], params=call.get("params", {}))
             return await client.session.send_request(request, TypeAdapter(dict))

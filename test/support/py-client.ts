@@ -2,12 +2,25 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT, TEST_PYTHON } from './paths';
 
-/** A tool call, or another request (`op`): resources/list, resources/templates/list, resources/read, any method. */
+/** A tool call, or another request (`op`): resources/*, prompts/list, prompts/get, completion/complete, any method. */
 export type PyCall =
   | { tool: string; args?: Record<string, unknown> }
   | {
-      op: 'list_resources' | 'list_resource_templates' | 'read_resource' | 'request';
+      op:
+        | 'list_resources'
+        | 'list_resource_templates'
+        | 'read_resource'
+        | 'list_prompts'
+        | 'get_prompt'
+        | 'complete'
+        | 'request';
       uri?: string;
+      /** get_prompt: the prompt and its arguments. */
+      name?: string;
+      arguments?: Record<string, string>;
+      /** complete: what to complete (`{type: 'ref/prompt', name}` or `{type: 'ref/resource', uri}`) and the argument. */
+      ref?: { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string };
+      argument?: { name: string; value: string };
       method?: string;
       params?: Record<string, unknown>;
     };

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import type { Principal } from '@stoa/core';
-import { UpstreamPool, type Upstream, type UpstreamToolResult } from '@stoa/connectors';
+import { type LogRelay, UpstreamPool, type Upstream, type UpstreamToolResult } from '@stoa/connectors';
 import { isExecuteTool, resultRefs, type ResultRefs } from '@stoa/mcp';
 import { SessionIdCodec } from '@stoa/sessions';
 import { AffinityStore } from './affinity';
@@ -17,6 +17,7 @@ export type Route =
 export interface CallContext {
   signal?: AbortSignal;
   onProgress?: (p: number, m?: string, t?: number) => void;
+  log?: LogRelay;
   /** 2025-era MCP session of the caller at the dispatcher (Mcp-Session-Id). */
   transportSessionId?: string;
   /** `Mcp-Param-Execution-Session-Id` when the client mirrored it. */
@@ -129,7 +130,11 @@ export class DispatchService implements OnApplicationShutdown {
         return this.probe(principal, tool, args, ctx);
       case 'one': {
         const r = await this.balancer.track(route.worker, () =>
-          this.pool.call(route.worker, principal, tool, route.args, { signal: ctx.signal, onProgress: ctx.onProgress }),
+          this.pool.call(route.worker, principal, tool, route.args, {
+            signal: ctx.signal,
+            onProgress: ctx.onProgress,
+            log: ctx.log,
+          }),
         );
         await this.remember(route.worker, tool, resultRefs(r), ctx);
         return route.warning ? withWarning(r, route.warning) : r;

@@ -1,5 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ConnectorMcpService, proxyTool, relayProgress, UpstreamPool, UpstreamResources } from '@stoa/connectors';
+import {
+  ConnectorMcpService,
+  proxyTool,
+  relayLog,
+  relayProgress,
+  UpstreamPool,
+  UpstreamPrompts,
+  UpstreamResources,
+} from '@stoa/connectors';
 import { RawToolResult, type ToolContext, type ToolDefinition } from '@stoa/mcp';
 import type { DispatcherSettings } from './dispatcher.config';
 import { DISPATCHER_SETTINGS } from './dispatcher.tokens';
@@ -19,6 +27,8 @@ export class DispatcherMcpService extends ConnectorMcpService {
     const c = settings.config;
     // Artifacts live on the worker that holds their session: a read asks the workers in turn (each checks the owner).
     const resources = new UpstreamResources(pool);
+    // Identical workers list the same prompts: each once, asked of the first worker that has it.
+    const prompts = new UpstreamPrompts(pool);
     super(pool, {
       name: `${c.name}-dispatcher`,
       instructions: c.description || `Code execution dispatched across ${c.workers.length} identical workers.`,
@@ -26,6 +36,8 @@ export class DispatcherMcpService extends ConnectorMcpService {
       relaysTasks: true,
       resources,
       skills: resources.skills,
+      prompts,
+      completions: prompts.completions,
     });
   }
 
@@ -40,6 +52,7 @@ export class DispatcherMcpService extends ConnectorMcpService {
               signal: ctx.signal,
               transportSessionId: ctx.transportSessionId,
               onProgress: relayProgress(ctx),
+              log: relayLog(ctx),
             }),
           ),
       ),

@@ -1,9 +1,18 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { ConnectorMcpService, proxyTool, relayProgress, UpstreamPool, UpstreamResources } from '@stoa/connectors';
+import {
+  ConnectorMcpService,
+  proxyTool,
+  relayLog,
+  relayProgress,
+  UpstreamPool,
+  UpstreamPrompts,
+  UpstreamResources,
+} from '@stoa/connectors';
 import { RawToolResult, resultRefs, type ToolContext, type ToolDefinition } from '@stoa/mcp';
 import type { GatewaySettings } from './gateway.config';
 import { GATEWAY_SETTINGS } from './gateway.tokens';
 import { Guardrails } from './guardrails.service';
+import { policedPrompts } from './prompt-policy';
 
 /**
  * The gateway's MCP surface (SDK path: discovery, tools/list, 2025-era sessions): the upstream's tools that the
@@ -21,6 +30,11 @@ export class GatewayMcpService extends ConnectorMcpService {
     // caller load them as a tool (skills/get must not reach what load_{name}_skill may not).
     const resources = new UpstreamResources(pool);
     const skillsAllowed = () => guard.policy.decide(`load_${guard.serverName}_skill`, guard.serverName).allowed;
+    const upstreamPrompts = new UpstreamPrompts(pool);
+    const prompts = policedPrompts(
+      { prompts: upstreamPrompts, completions: upstreamPrompts.completions },
+      (name) => guard.policy.decide(name, guard.serverName).allowed,
+    );
     super(pool, {
       name: `${c.name}-gateway`,
       instructions: c.description || 'Gateway applying policy, rate limits and audit to one code-execution server.',
@@ -32,6 +46,7 @@ export class GatewayMcpService extends ConnectorMcpService {
         list: async (principal) => (skillsAllowed() ? resources.skills.list(principal) : []),
         get: async (principal, uri) => (skillsAllowed() ? resources.skills.get(principal, uri) : undefined),
       },
+      ...prompts,
     });
   }
 
@@ -61,6 +76,7 @@ export class GatewayMcpService extends ConnectorMcpService {
               signal: ctx.signal,
               headers: this.guard.headers,
               onProgress: relayProgress(ctx),
+              log: relayLog(ctx),
             });
             const bytesOut = Buffer.byteLength(JSON.stringify(result));
             this.guard.after(ctx.principal, tool.name, body, {

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ConfigError } from '@stoa/config';
-import { ConnectorMcpService, UpstreamPool, UpstreamResources } from '@stoa/connectors';
+import { ConnectorMcpService, UpstreamPool, UpstreamPrompts, UpstreamResources } from '@stoa/connectors';
 import type { ToolDefinition } from '@stoa/mcp';
 import type { RouterSettings } from './router.config';
 import { ROUTER_SETTINGS } from './router.tokens';
@@ -18,6 +18,7 @@ export class RouterMcpService extends ConnectorMcpService {
   ) {
     const c = settings.config;
     const upstreamResources = new UpstreamResources(pool);
+    const prompts = new UpstreamPrompts(pool);
     super(pool, {
       name: `${c.name}-router`,
       instructions: c.description || 'Router aggregating the tools of several code-execution servers.',
@@ -25,6 +26,8 @@ export class RouterMcpService extends ConnectorMcpService {
       relaysTasks: true,
       resources: upstreamResources,
       skills: upstreamResources.skills,
+      prompts,
+      completions: prompts.completions,
     });
     this.checkBridges(true);
     pool.on('changed', () => this.checkBridges(false));

@@ -1,7 +1,14 @@
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { Principal } from '@stoa/core';
-import { proxyTool, relayProgress, type Upstream, type UpstreamCatalog, type UpstreamPool } from '@stoa/connectors';
+import {
+  proxyTool,
+  relayLog,
+  relayProgress,
+  type Upstream,
+  type UpstreamCatalog,
+  type UpstreamPool,
+} from '@stoa/connectors';
 import {
   defineTool,
   isExecuteTool,
@@ -46,6 +53,7 @@ export function proxyTools(pool: UpstreamPool): ToolDefinition[] {
       const result = await pool.call(route.upstream, ctx.principal, tool.name, input, {
         signal: ctx.signal,
         onProgress: relayProgress(ctx),
+        log: relayLog(ctx),
       });
       const sid = key ? resultRefs(result).session_id : undefined;
       if (key && sid) legacyKernels.set(key, sid);

@@ -3,6 +3,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleIn
 import { InjectRepository } from '@nestjs/typeorm';
 import { LessThan, type Repository } from 'typeorm';
 import { GroupCommit, InvalidInputError, randomToken } from '@stoa/core';
+import { RowInserter } from '@stoa/persistence';
 import type { AuditConfig } from './audit.config';
 import { AuditEntity } from './audit.entity';
 import type { AuditEvent, AuditFilter, AuditRecord } from './audit.types';
@@ -20,9 +21,10 @@ export class AuditService implements OnModuleInit, OnApplicationShutdown {
   private sweeper?: NodeJS.Timeout;
   /** Records queued behind the write in flight go in the next one (one multi-row INSERT per batch). */
   private readonly writes = new GroupCommit<AuditEntity, void>(async (rows) => {
-    await this.repo.insert(rows);
+    await this.inserts.insert(this.repo.manager, rows);
     return rows.map(() => undefined);
   });
+  private readonly inserts = new RowInserter(AuditEntity);
 
   constructor(
     @Inject(AUDIT_CONFIG) private readonly config: AuditConfig,

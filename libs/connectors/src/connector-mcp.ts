@@ -13,6 +13,9 @@ export interface ConnectorMcpInfo {
   /** Resources and skills the connector serves (the router: its upstreams'). */
   resources?: McpServerSpec['resources'];
   skills?: McpServerSpec['skills'];
+  /** Prompts and completion/complete the connector serves (its upstreams', declared while one declares them). */
+  prompts?: McpServerSpec['prompts'];
+  completions?: McpServerSpec['completions'];
   /** Its fast path relays tasks/* (connectorFastPath): declare the Tasks extension while an upstream declares it. */
   relaysTasks?: boolean;
 }
@@ -40,6 +43,8 @@ export abstract class ConnectorMcpService implements OnApplicationShutdown {
         tools: () => this.tools(),
         resources: info.resources,
         skills: info.skills,
+        prompts: info.prompts,
+        completions: info.completions,
         // Tasks live upstream (the fast path relays tasks/*), so the extension is declared while one declares it.
         extend: info.relaysTasks
           ? (server, era) => {

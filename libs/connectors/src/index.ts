@@ -14,8 +14,8 @@ export { UpstreamPool, type UpstreamToolResult } from './upstream-pool';
 export { exposed, type McpToolInfo, type UpstreamCatalog } from './catalog';
 /** Keep-alive HTTP to an upstream (fast-path forwarding, JSON-RPC calls). */
 export { UpstreamHttpError, type ForwardResult, type RpcMessage } from './upstream-http';
-/** Upstream tools as a connector serves them (schema verbatim), and progress relayed from upstream calls. */
-export { proxyTool, relayProgress } from './proxy-tool';
+/** Upstream tools as a connector serves them (schema verbatim), and progress and logs relayed from upstream calls. */
+export { proxyTool, relayLog, relayProgress, type LogRelay } from './proxy-tool';
 /** The connectors' hot path: 2026-07-28 tool calls streamed to their upstream, with policy hooks. */
 export {
   connectorFastPath,
@@ -39,3 +39,5 @@ export { ConnectorMcpService, type ConnectorMcpInfo } from './connector-mcp';
 export { connectorModule, type ConnectorModuleSpec } from './connector-module';
 /** Upstreams' resources and skills for the caller, each URI answered by the upstream that owns it. */
 export { UpstreamResources } from './upstream-resources';
+/** Upstreams' prompts and completion/complete for the caller, each name answered by the upstream that lists it. */
+export { UpstreamPrompts } from './upstream-prompts';

@@ -5,15 +5,19 @@ import { Logger } from '@nestjs/common';
 import { LRUCache } from 'lru-cache';
 import { type ActivityPublisher, failSpan, inSpan, SpanKind, type StoaMetrics, traceCarrier } from '@stoa/activity';
 import { type Principal, UnavailableError } from '@stoa/core';
-import { resultRefs } from '@stoa/mcp';
+import { type LogLevel, resultRefs } from '@stoa/mcp';
 import type { McpToolInfo } from './catalog';
 import type { CredentialSource } from './upstream.config';
 import { LegacyClients } from './legacy-clients';
 import { withTraceMeta } from './observed-call';
+import type { LogRelay } from './proxy-tool';
 import { type Hop, publishToolCall, stringOf } from './tool-called';
 import { Upstream, type UpstreamStatus } from './upstream';
 import type { ForwardResult, RpcMessage } from './upstream-http';
 import type { PoolConfig, UpstreamConfig } from './upstream.config';
+
+/** The 2026-07-28 request `_meta` key asking a server for log messages from a level up. */
+const LOG_LEVEL_META = 'io.modelcontextprotocol/logLevel';
 
 /** What a caller holds per upstream: the credential the upstream gets, reused until it nears expiry. */
 interface CallerClient {
@@ -128,7 +132,10 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
     );
   }
 
-  /** Calls an upstream tool for `principal` and returns its result; progress notifications go to `onProgress`. */
+  /**
+   * Calls an upstream tool for `principal` and returns its result; progress notifications go to `onProgress`, log
+   * messages (2026-07-28 upstreams, asked from `log.level`) to `log`.
+   */
   async call(
     upstream: Upstream,
     principal: Principal,
@@ -137,6 +144,7 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
     opts: {
       signal?: AbortSignal;
       onProgress?: (progress: number, message?: string, total?: number) => void;
+      log?: LogRelay;
       headers?: Record<string, string>;
     } = {},
   ): Promise<UpstreamToolResult> {
@@ -164,7 +172,11 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
     if (upstream.era === 'legacy') return this.callLegacy(upstream, principal, authorization, name, args, opts);
     const params: Record<string, unknown> = { name, arguments: args };
     // 2026-07-28: the trace context also travels in `_meta` (MCP semantic conventions), beside the HTTP header.
-    const meta = { ...(opts.onProgress ? { progressToken: 1 } : {}), ...trace };
+    const meta = {
+      ...(opts.onProgress ? { progressToken: 1 } : {}),
+      ...(opts.log ? { [LOG_LEVEL_META]: opts.log.level } : {}),
+      ...trace,
+    };
     if (Object.keys(meta).length) params._meta = meta;
     const signal = opts.signal
       ? AbortSignal.any([opts.signal, AbortSignal.timeout(this.config.call_timeout_seconds * 1000)])
@@ -186,6 +198,10 @@ export class UpstreamPool extends EventEmitter<{ changed: [] }> {
           if (m.method === 'notifications/progress' && opts.onProgress) {
             const p = m.params as { progress: number; message?: string; total?: number };
             opts.onProgress(p.progress, p.message, p.total);
+          }
+          if (m.method === 'notifications/message' && opts.log) {
+            const p = m.params as { level: LogLevel; data: unknown; logger?: string };
+            opts.log.send(p.level, p.data, p.logger);
           }
         },
       });

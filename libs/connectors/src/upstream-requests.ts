@@ -10,7 +10,7 @@ const anyResult = z.looseObject({});
 const TIMEOUT_MS = 30_000;
 
 /**
- * One MCP request other than tools/call (resources/*, skills/*) to `upstream` for `principal`, with the credential
+ * One MCP request other than tools/call (resources/*, skills/*, prompts/*, completion/complete) to `upstream` for `principal`, with the credential
  * the pool derives for that caller; a 2025-era upstream gets it in the caller's own MCP session there. A JSON-RPC
  * error of the upstream is thrown as the same ProtocolError (code, message, data), so callers see the upstream's
  * answer unchanged; an unreachable upstream is an UnavailableError naming it.
@@ -22,6 +22,8 @@ export async function upstreamRequest(
   method: string,
   params: Record<string, unknown>,
   name?: string,
+  /** The capabilities the caller declared (2026-07-28 upstreams check them before they ask for input). */
+  clientCapabilities?: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
   if (!upstream.healthy)
     throw new UnavailableError(`Upstream '${upstream.name}' is unavailable. Retry later; it reconnects on its own.`);
@@ -51,6 +53,7 @@ export async function upstreamRequest(
       signal,
       name: name === undefined ? undefined : headerValue(name),
       headers: traceCarrier(),
+      clientCapabilities,
     });
   } catch (err) {
     throw upstream.unreachable(err);

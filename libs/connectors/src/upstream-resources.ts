@@ -1,5 +1,3 @@
-import { Logger } from '@nestjs/common';
-import { ProtocolError } from '@modelcontextprotocol/server';
 import { LRUCache } from 'lru-cache';
 import type { Principal } from '@stoa/core';
 import {
@@ -13,13 +11,11 @@ import {
 } from '@stoa/mcp';
 import type { Upstream } from './upstream';
 import type { UpstreamPool } from './upstream-pool';
+import { hintOf, isNotFound, listEach, PRIVATE_NOW, uniqueBy } from './upstream-listing';
 import { upstreamRequest } from './upstream-requests';
 
-const PRIVATE_NOW: CacheHint = { ttlMs: 0, cacheScope: 'private' };
 /** Aggregated listings change when an upstream comes or goes: shareable, briefly. */
 const SHARED_BRIEFLY: CacheHint = { ttlMs: 60_000, cacheScope: 'public' };
-const MAX_PAGES = 20;
-const logger = new Logger('UpstreamResources');
 
 /**
  * The resources and skills of every healthy upstream, for the caller, served by a connector. Listings are the
@@ -102,54 +98,13 @@ export class UpstreamResources implements ResourceProvider {
   }
 
   /** `method` on every healthy upstream at once (each paged to its end); failing upstreams are left out. */
-  private async each<T>(
-    method: string,
-    principal: Principal,
-    items: (result: Record<string, unknown>) => T[] | undefined,
-  ): Promise<{ upstream: Upstream; items: T[] }[]> {
+  private each<T>(method: string, principal: Principal, items: (result: Record<string, unknown>) => T[] | undefined) {
     const healthy = this.pool.upstreams().filter((u) => u.healthy);
-    const settled = await Promise.allSettled(
-      healthy.map(async (upstream) => {
-        const out: T[] = [];
-        let cursor: string | undefined;
-        for (let page = 0; page < MAX_PAGES; page++) {
-          const r = await upstreamRequest(this.pool, upstream, principal, method, cursor ? { cursor } : {});
-          out.push(...(items(r) ?? []));
-          cursor = typeof r.nextCursor === 'string' && r.nextCursor ? r.nextCursor : undefined;
-          if (!cursor) break;
-        }
-        return { upstream, items: out };
-      }),
-    );
-    return settled.flatMap((s, i) => {
-      if (s.status === 'fulfilled') return [s.value];
-      logger.debug({ upstream: healthy[i]?.name, method, err: (s.reason as Error).message }, 'upstream left out');
-      return [];
-    });
+    return listEach(this.pool, healthy, method, principal, items);
   }
-}
-
-/** Identical workers list the same static resources, templates and skills: each once, the first kept. */
-function uniqueBy<T>(items: T[], key: (item: T) => string): T[] {
-  const seen = new Set<string>();
-  return items.filter((i) => !seen.has(key(i)) && !!seen.add(key(i)));
-}
-
-/** An upstream's "no such resource" (-32002; the SDK's ResourceNotFoundError), which another upstream may not give. */
-function isNotFound(err: unknown): boolean {
-  return err instanceof ProtocolError && (err.code === -32002 || /not found/i.test(err.message));
 }
 
 /** The authority of `scheme://authority/…`, or undefined. */
 function authorityOf(uri: string): string | undefined {
   return /^[A-Za-z][A-Za-z0-9+.-]*:\/\/([^/?#]*)/.exec(uri)?.[1];
-}
-
-/** The upstream's own cache hint of a read (2026-07-28 upstreams give one), else private and stale. */
-function hintOf(r: Record<string, unknown>): CacheHint {
-  const ttl = r.ttlMs;
-  const scope = r.cacheScope;
-  return typeof ttl === 'number' && ttl >= 0 && (scope === 'public' || scope === 'private')
-    ? { ttlMs: ttl, cacheScope: scope }
-    : PRIVATE_NOW;
 }

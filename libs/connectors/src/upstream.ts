@@ -45,7 +45,7 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
   readonly http: UpstreamHttp;
   private readonly supervisor: ConnectionSupervisor;
   private detectedEra: UpstreamEra = 'modern';
-  private declaredExtensions: Readonly<Record<string, unknown>> = {};
+  private declared: Readonly<Record<string, unknown>> = {};
   private replicaName: string | null = null;
   private current?: UpstreamCatalog;
   private latencyMs: number | null = null;
@@ -91,7 +91,12 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
 
   /** The extensions the upstream declared in its last `server/discover` answer (none when it could not be asked). */
   get extensions(): Readonly<Record<string, unknown>> {
-    return this.declaredExtensions;
+    return (this.declared.extensions as Record<string, unknown> | undefined) ?? {};
+  }
+
+  /** Whether its last `server/discover` (2025-era: initialize) declared `capability` (`prompts`, `completions`). */
+  declares(capability: string): boolean {
+    return this.declared[capability] !== undefined;
   }
 
   get healthy(): boolean {
@@ -207,8 +212,7 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
     const authorization = await this.credentials.authorization(SERVICE).catch(() => undefined);
     try {
       const r = await this.http.rpc('server/discover', {}, { authorization, signal: this.bound(signal) });
-      const capabilities = r.result?.capabilities as { extensions?: Record<string, unknown> } | undefined;
-      this.declaredExtensions = capabilities?.extensions ?? {};
+      this.declared = (r.result?.capabilities as Record<string, unknown> | undefined) ?? {};
       return r.result ? 'modern' : 'legacy';
     } catch (err) {
       if (err instanceof UpstreamHttpError && [400, 404, 405].includes(err.status)) return 'legacy';
@@ -224,6 +228,7 @@ export class Upstream extends EventEmitter<{ changed: [] }> {
     const authorization = await this.credentials.authorization(SERVICE).catch(() => undefined);
     if (this.detectedEra === 'legacy') {
       const client = await this.legacy.get(`${this.name}\u0000control`, this.http.urls.mcp, authorization);
+      this.declared = (client.getServerCapabilities() as Record<string, unknown> | undefined) ?? {};
       return (await client.listTools()).tools;
     }
     const r = await this.http.rpc('tools/list', {}, { authorization, signal: this.bound(signal) });

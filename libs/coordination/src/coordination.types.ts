@@ -22,6 +22,9 @@ export interface AgentRecord extends AgentView {
   principal: string;
 }
 
+/** Who an agent is: what a call resolved as its caller's agent carries (these never change). */
+export type AgentRef = Pick<AgentRecord, 'id' | 'name' | 'principal'>;
+
 /** The reference's message object; `seq` orders a channel (1, 2, …). */
 export interface MessageView {
   id: string;

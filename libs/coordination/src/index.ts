@@ -27,6 +27,7 @@ export {
   AgentStatus,
   SYSTEM_AGENT,
   type AgentRecord,
+  type AgentRef,
   type AgentView,
   type BoardEntryView,
   type ChannelView,

@@ -1,6 +1,12 @@
 /** The parts of McpEndpoint that need no endpoint state: schemas of proxied tools, tool contexts, refusals. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { fromJsonSchema, type JsonSchemaType, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  fromJsonSchema,
+  type JsonSchemaType,
+  LOG_LEVEL_META_KEY,
+  type LoggingLevel,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import type { Principal } from '@stoa/core';
 import type { ToolContext } from './mcp.types';
 import { declaresTasks, principalOf } from './tasks';
@@ -51,6 +57,8 @@ export function toolContext(ctx: ServerContext, fixed?: FixedCaller): ToolContex
   const functionPolicy = (ctx.http?.authInfo?.extra as { functionPolicy?: ToolContext['functionPolicy'] } | undefined)
     ?.functionPolicy;
   const token = ctx.mcpReq._meta?.progressToken;
+  const asked = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[LOG_LEVEL_META_KEY] as
+    LoggingLevel | undefined;
   return {
     principal,
     tasksSupported: declaresTasks(ctx),
@@ -58,6 +66,7 @@ export function toolContext(ctx: ServerContext, fixed?: FixedCaller): ToolContex
     signal: ctx.mcpReq.signal,
     functionPolicy,
     log: (level, data, logger) => ctx.mcpReq.log(level, data, logger).catch(() => undefined),
+    logLevel: asked ?? (ctx.sessionId || fixed ? 'debug' : undefined),
     progress:
       token === undefined
         ? undefined

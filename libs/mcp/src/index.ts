@@ -40,6 +40,16 @@ export {
   type ReadResult,
   type ResourceProvider,
 } from './resources';
+/** MCP prompts and completion/complete an app serves for the caller (connectors: their upstreams'). */
+export {
+  promptNotFound,
+  type CompleteParams,
+  type CompletionProvider,
+  type McpPrompt,
+  type PromptCaller,
+  type PromptGetParams,
+  type PromptProvider,
+} from './prompts';
 /** The Skills extension (SEP-2640): skills/list, skills/get. */
 export {
   SKILLS_EXTENSION,

@@ -18,6 +18,7 @@ import { LocalTasks } from './local-tasks';
 import { taskListenOf, TaskListens } from './task-listen';
 import { errorToToolResult, toToolResult, withResourceLinks } from './tool-result';
 import { registerResourceMethods } from './resources';
+import { registerPromptMethods } from './prompts';
 import { registerSkillMethods, skillsCapability } from './skills-extension';
 import { envelopeRefusal, removedMethodRefusal, transportRefusal } from './request-guard';
 import { withReadableErrors } from './readable-errors';
@@ -209,6 +210,8 @@ export class McpEndpoint {
     if (tasks) registerTaskMethods(server, chainTasks(this.localTasks, tasks), caller);
     if (resources) registerResourceMethods(server, resources, era, caller);
     if (skills) registerSkillMethods(server, skills, era, caller);
+    const { prompts, completions } = this.spec;
+    if (prompts || completions) registerPromptMethods(server, era, { prompts, completions }, caller);
     if (this.spec.extend) extendServer(server, era, this.spec.extend, tasks && this.localTasks, caller);
     return server;
   }

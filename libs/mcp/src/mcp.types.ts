@@ -1,6 +1,7 @@
 import type { CallToolResult, InputRequest, McpServer, ServerContext } from '@modelcontextprotocol/server';
 import type { Principal } from '@stoa/core';
 import { z } from 'zod';
+import type { CompletionProvider, PromptProvider } from './prompts';
 import type { McpResource, ResourceProvider } from './resources';
 import type { SkillProvider } from './skills-extension';
 
@@ -26,6 +27,12 @@ export interface ToolContext {
    * Otherwise (and when the client left) it does nothing.
    */
   log: (level: LogLevel, data: unknown, logger?: string) => Promise<void>;
+  /**
+   * The lowest level `log` may send this caller (a connector asks its upstream for logs from there): the
+   * 2026-07-28 request's log-level `_meta`; `debug` for a 2025-era session (its logging/setLevel filters in `log`);
+   * undefined when the caller gets none.
+   */
+  logLevel?: LogLevel;
 }
 
 /** One MCP tool: name, description, zod input schema and handler. Handlers return JSON-able values or text. */
@@ -127,6 +134,10 @@ export interface McpServerSpec {
   tasks?: TaskBackend;
   /** Serves MCP resources (declares the `resources` capability). */
   resources?: ResourceProvider;
+  /** Serves MCP prompts (declares `prompts` while the provider has any to serve). */
+  prompts?: PromptProvider;
+  /** Serves `completion/complete` (declares `completions` while the provider can answer). */
+  completions?: CompletionProvider;
   /** Serves the Skills extension (SEP-2640); its files must be readable through `resources`. */
   skills?: SkillProvider;
   /** Resources a tool result's value refers to, added to the result as `resource_link` content. */

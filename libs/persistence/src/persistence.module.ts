@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { buildDataSourceOptions, databaseKind, type PersistenceOptions } from './persistence.options';
+import { bindNumbersOnSqlite } from './sqlite-binding';
 
 /** Opens the database (SQLite file in WAL mode, or PostgreSQL) and runs every migration at start. */
 @Module({})
@@ -18,7 +19,7 @@ export class PersistenceModule {
             if (databaseKind(opts.database) === 'postgres' && opts.database.schema) {
               await ensurePostgresSchema(opts.database.url as string, opts.database.schema);
             }
-            return new DataSource(options).initialize();
+            return bindNumbersOnSqlite(await new DataSource(options).initialize());
           },
         }),
       ],

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AuditOutcome, type AuditService } from '@stoa/audit';
-import type { AgentRecord, RegistryService } from '@stoa/coordination';
+import type { AgentRef, RegistryService } from '@stoa/coordination';
 import { isAppError } from '@stoa/core';
 import { defineTool, ToolFailure, type ToolContext, type ToolDefinition } from '@stoa/mcp';
 
@@ -22,7 +22,7 @@ interface SquareToolDef<S extends z.ZodRawShape> {
   shape: S;
   readOnly?: boolean;
   /** The calling agent is resolved first (the caller's own agents only) unless this is register. */
-  run: (args: z.output<z.ZodObject<S>>, agent: AgentRecord, ctx: ToolContext) => Promise<unknown>;
+  run: (args: z.output<z.ZodObject<S>>, agent: AgentRef, ctx: ToolContext) => Promise<unknown>;
 }
 
 /** A tool called as one of the caller's agents: resolved, heartbeat, audited, errors in the reference's shape. */

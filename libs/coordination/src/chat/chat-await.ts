@@ -13,14 +13,19 @@ const MAX_RETURNED = 1000;
 
 /**
  * Subscribes first, then reads where the channel stands, so a message committed in between is either below the
- * baseline or delivered as an event — never lost. Events carry the message, so a wake needs no database read; a
- * wait that times out re-reads once in case an event was lost (Redis pub/sub is best effort).
+ * baseline or delivered as an event — never lost. A message counts as newer than the call when its sequence number
+ * is above that baseline or it was created in or after the millisecond the call began in (a post in the same
+ * millisecond counts as newer): the baseline is read after the call began, and a
+ * post committed while that read was on its way (a post on another replica, a slow database) is in the baseline
+ * yet newer than the call. Events carry the message, so a wake needs no database read; a wait that times out
+ * re-reads once in case an event was lost (Redis pub/sub is best effort).
  */
 export async function waitForMessages(
   deps: { bus: EventBus; repo: ChatRepository },
   q: { channel: string; nmsg: number; timeoutMs: number; sinceMs?: number },
   signal?: AbortSignal,
 ): Promise<AwaitResult> {
+  const began = Date.now();
   const found = new Map<number, MessageView>();
   const early: MessageView[] = [];
   let accept: ((m: MessageView) => boolean) | undefined;
@@ -47,7 +52,7 @@ export async function waitForMessages(
       existing.forEach(take);
     } else {
       baseline = row?.messageCount ?? 0;
-      accept = (m) => m.seq > baseline;
+      accept = (m) => m.seq > baseline || Date.parse(m.created_at) >= began;
     }
     early.forEach(take);
     if (found.size < q.nmsg && !signal?.aborted) {
@@ -59,14 +64,12 @@ export async function waitForMessages(
     }
     if (found.size < q.nmsg) {
       const channel = row ?? (await deps.repo.findChannel(q.channel));
-      const missed = channel
-        ? await deps.repo.read(channel, {
-            sinceMs: q.sinceMs,
-            afterSeq: q.sinceMs === undefined ? baseline : undefined,
-            limit: MAX_RETURNED,
-            order: 'asc',
-          })
-        : [];
+      const read = (r: { sinceMs?: number; afterSeq?: number }) =>
+        channel ? deps.repo.read(channel, { ...r, limit: MAX_RETURNED, order: 'asc' }) : Promise.resolve([]);
+      const missed =
+        q.sinceMs !== undefined
+          ? await read({ sinceMs: q.sinceMs })
+          : [...(await read({ afterSeq: baseline })), ...(await read({ sinceMs: began }))];
       missed.forEach(take);
     }
     const messages = [...found.values()].sort((a, b) => a.seq - b.seq).slice(0, MAX_RETURNED);

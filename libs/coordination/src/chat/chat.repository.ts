@@ -4,6 +4,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { LRUCache } from 'lru-cache';
 import type { EntityManager, Repository } from 'typeorm';
 import { GroupCommit } from '@stoa/core';
+import { RowInserter } from '@stoa/persistence';
 import { ChannelEntity, MessageEntity } from '../coordination.entities';
 import { type ChannelView, iso, type MessageView } from '../coordination.types';
 import { Transactions } from '../coordination.tx';
@@ -31,6 +32,8 @@ export class ChatRepository {
   private readonly refs = new LRUCache<string, ChannelRef>({ max: 5_000 });
   /** The `bumpCount` statement, built on first use (one connection, one driver). */
   private bumpSql?: string;
+  /** A batch's messages in one INSERT from a cached statement (query building cost more than the write). */
+  private readonly inserts = new RowInserter(MessageEntity);
 
   constructor(
     @InjectRepository(ChannelEntity) private readonly channels: Repository<ChannelEntity>,
@@ -99,14 +102,7 @@ export class ChatRepository {
           createdAt: now,
         });
       });
-      await em
-        .createQueryBuilder()
-        .insert()
-        .into(MessageEntity)
-        .values(rows)
-        .updateEntity(false)
-        .callListeners(false)
-        .execute();
+      await this.inserts.insert(em, rows);
       return rows.map((row, i) => messageView(row, batch[i]!.channel.name));
     }),
   );

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import { LRUCache } from 'lru-cache';
 import { clip } from '@stoa/core';
 import { EventBus } from '../bus/event-bus';
 import { COORDINATION_OPTIONS } from '../coordination.tokens';
 import type { CoordinationOptions } from '../coordination.config';
 import { AgentEntity } from '../coordination.entities';
 import { AgentNotFoundError, fix, NameTakenError, NotAuthorizedError, ValidationError } from '../coordination.errors';
-import type { AgentRecord, AgentStatus, AgentView, SquareCaller } from '../coordination.types';
+import type { AgentRecord, AgentRef, AgentStatus, AgentView, SquareCaller } from '../coordination.types';
 import { agentRecord, RegistryRepository } from './registry.repository';
 
 export interface Registration {
@@ -38,6 +39,14 @@ export class RegistryService implements OnModuleInit, OnApplicationShutdown {
   /** When this replica last wrote each agent's heartbeat (writes are throttled). */
   private readonly written = new Map<string, number>();
   private sweeper?: NodeJS.Timeout;
+  private unsubscribe?: () => void;
+  /** Agent id → owner and name, which never change (agents are never deleted or renamed): cached for good. */
+  private readonly refs = new LRUCache<string, AgentRef>({ max: 20_000 });
+  /**
+   * Principal → its agents, for calls without `_agent_id` (one query per call otherwise). Dropped whenever an
+   * agent registers here or on another replica, and after two seconds at most (bus delivery is best effort).
+   */
+  private readonly byPrincipal = new LRUCache<string, AgentRef[]>({ max: 5_000, ttl: 2_000 });
 
   constructor(
     @Inject(COORDINATION_OPTIONS) private readonly opts: CoordinationOptions,
@@ -48,10 +57,12 @@ export class RegistryService implements OnModuleInit, OnApplicationShutdown {
   onModuleInit(): void {
     this.sweeper = setInterval(() => void this.sweep(), this.opts.presence.sweep_interval_seconds * 1000);
     this.sweeper.unref();
+    this.unsubscribe = this.bus.on('agent.registered', () => this.byPrincipal.clear());
   }
 
   onApplicationShutdown(): void {
     clearInterval(this.sweeper);
+    this.unsubscribe?.();
   }
 
   private get offlineAfterMs(): number {
@@ -107,40 +118,55 @@ export class RegistryService implements OnModuleInit, OnApplicationShutdown {
    * The caller's agent: `_agent_id` if it is one of the caller's own (anyone else's answers like an unknown id),
    * else the agent this MCP session registered, else the caller's only agent.
    */
-  async resolve(caller: SquareCaller, tool: string): Promise<AgentRecord> {
+  async resolve(caller: SquareCaller, tool: string): Promise<AgentRef> {
     const refuse = (why: string, next: string) =>
       new NotAuthorizedError(`${why} for tool '${tool}'.`, fix(next, { tool }));
-    const own = (a: AgentEntity | undefined) => (a && a.principal === caller.principal.id ? a : undefined);
-    let agent: AgentEntity | undefined;
+    const own = (a: AgentRef | undefined) => (a && a.principal === caller.principal.id ? a : undefined);
     if (caller.agentId) {
-      agent = own(await this.repo.findById(caller.agentId));
+      const agent = own(await this.ref(caller.agentId));
       if (!agent)
         throw refuse(
           'Missing or invalid _agent_id',
           "Call register({name: '...'}) first and pass the agent_id it returns as _agent_id.",
         );
-    } else {
-      const bound = caller.transportSessionId ? this.sessions.get(caller.transportSessionId) : undefined;
-      agent = bound ? own(await this.repo.findById(bound)) : undefined;
-      if (!agent) {
-        const mine = await this.repo.listByPrincipal(caller.principal.id);
-        if (mine.length === 0)
-          throw refuse(
-            'Missing or invalid _agent_id',
-            "Call register({name: '...'}) first; then pass its agent_id as _agent_id.",
-          );
-        if (mine.length > 1)
-          throw refuse(
-            `Missing _agent_id: you run ${mine.length} agents`,
-            `Pass _agent_id (one of: ${mine
-              .slice(0, 15)
-              .map((a) => `${a.name}=${a.id}`)
-              .join(', ')}).`,
-          );
-        agent = mine[0];
-      }
+      return agent;
     }
-    return agentRecord(agent!, false);
+    const bound = caller.transportSessionId ? this.sessions.get(caller.transportSessionId) : undefined;
+    const agent = bound ? own(await this.ref(bound)) : undefined;
+    if (agent) return agent;
+    const mine = await this.agentsOf(caller.principal.id);
+    if (mine.length === 0)
+      throw refuse(
+        'Missing or invalid _agent_id',
+        "Call register({name: '...'}) first; then pass its agent_id as _agent_id.",
+      );
+    if (mine.length > 1)
+      throw refuse(
+        `Missing _agent_id: you run ${mine.length} agents`,
+        `Pass _agent_id (one of: ${mine
+          .slice(0, 15)
+          .map((a) => `${a.name}=${a.id}`)
+          .join(', ')}).`,
+      );
+    return mine[0]!;
+  }
+
+  private async ref(id: string): Promise<AgentRef | undefined> {
+    const hit = this.refs.get(id);
+    if (hit) return hit;
+    const row = await this.repo.findById(id);
+    if (!row) return undefined;
+    const ref = agentRef(row);
+    this.refs.set(id, ref);
+    return ref;
+  }
+
+  private async agentsOf(principal: string): Promise<AgentRef[]> {
+    const hit = this.byPrincipal.get(principal);
+    if (hit) return hit;
+    const mine = (await this.repo.listByPrincipal(principal)).map(agentRef);
+    if (mine.length) this.byPrincipal.set(principal, mine);
+    return mine;
   }
 
   /** A call by `agentId` starts: a heartbeat (written at most once per throttle period). */
@@ -220,6 +246,10 @@ export class RegistryService implements OnModuleInit, OnApplicationShutdown {
     for (const [sid, id] of this.sessions) if (id === row.id) this.sessions.delete(sid);
     this.bus.publish({ type: 'agent.disconnected', agent_id: row.id, name: row.name, reason });
   }
+}
+
+function agentRef(a: AgentEntity): AgentRef {
+  return { id: a.id, name: a.name, principal: a.principal };
 }
 
 /** An agent as tools show it (no principal). */
