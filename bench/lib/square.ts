@@ -48,8 +48,12 @@ export function toolCallRequest(token: string, tool: string, args: Record<string
  */
 export function squarePool(origin: string, connections: number) {
   const pool = new Pool(origin, { connections, pipelining: 1 });
-  const tokens = new Map<string, string>();
-  const token = (who: string) => tokens.get(who) ?? (tokens.set(who, devToken(who)), tokens.get(who)!);
+  const tokens = new Map<string, string>(); // made once per agent: the load generator's CPU is measured
+  const token = (who: string) => {
+    let t = tokens.get(who);
+    if (!t) tokens.set(who, (t = devToken(who)));
+    return t;
+  };
   return {
     async call(who: string, tool: string, args: Record<string, unknown>): Promise<string> {
       const r = await pool.request(toolCallRequest(token(who), tool, args));

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
 import type { PrincipalResolver } from '@stoa/auth';
 import { isAppError, type Principal } from '@stoa/core';
-import { envelopeRefusal, taskListenOf } from '@stoa/mcp';
+import { declaredCapabilities, envelopeRefusal, taskListenOf } from '@stoa/mcp';
 import { observedToolCall } from './observed-call';
 import { listenFailed, relayListen } from './task-listen-relay';
 import { stringOf } from './tool-called';
@@ -44,7 +44,6 @@ export interface FastPathHooks {
 }
 
 const logger = new Logger('ConnectorFastPath');
-const CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 /** Task methods relayed to the upstream that knows the task. */
 const isTaskMethod = (m: unknown): m is string => m === 'tasks/get' || m === 'tasks/update' || m === 'tasks/cancel';
 
@@ -66,13 +65,11 @@ export function connectorFastPath(pool: UpstreamPool, principals: PrincipalResol
     const name = req.headers['mcp-name'];
     const route = typeof name === 'string' && body?.params?.name === name ? pool.route(name)?.upstream : undefined;
     if (!route || route.era !== 'modern') return next(); // 2025-era upstreams get the caller's own MCP session
-    void principals.tryResolve(req.headers.authorization, req).then((principal) => {
-      if (!principal) return next();
-      req.principal = principal; // for the access log
-      return observedToolCall(pool, req, body!, () => forward(pool, route, req, res, principal, body!, hooks)).catch(
+    asCaller(principals, req, next, (principal) =>
+      observedToolCall(pool, req, body!, () => forward(pool, route, req, res, principal, body!, hooks)).catch(
         (err: Error) => fastPathFailed(res, body, err),
-      );
-    }, next);
+      ),
+    );
   };
 }
 
@@ -85,31 +82,41 @@ export function connectorFastPath(pool: UpstreamPool, principals: PrincipalResol
  */
 export function taskRelay(pool: UpstreamPool, principals: PrincipalResolver) {
   return (req: RawRequest, res: ServerResponse, next: () => void): void => {
+    if (!isStatelessPost(req)) return next();
     const method = req.headers['mcp-method'];
     const body = req.body as RpcBody | undefined;
-    const listen = isStatelessPost(req) ? taskListenOf(req) : undefined;
+    const listen = taskListenOf(req);
     if (listen)
-      return void principals.tryResolve(req.headers.authorization, req).then((principal) => {
-        if (!principal) return next();
-        req.principal = principal;
-        return relayListen(pool, req, res, principal, listen, clientCapabilitiesOf(body ?? {})).catch((err: Error) =>
+      return asCaller(principals, req, next, (principal) =>
+        relayListen(pool, req, res, principal, listen, declaredCapabilities(body?.params?._meta)).catch((err: Error) =>
           listenFailed(res, listen, err),
-        );
-      }, next);
+        ),
+      );
     if (
-      !isStatelessPost(req) ||
       !isTaskMethod(method) ||
       envelopeRefusal(body) ||
       !body?.params?.taskId ||
       req.headers['mcp-name'] !== body.params.taskId
     )
       return next();
-    void principals.tryResolve(req.headers.authorization, req).then((principal) => {
-      if (!principal) return next();
-      req.principal = principal;
-      return relayTask(pool, method, res, principal, body).catch((err: Error) => fastPathFailed(res, body, err));
-    }, next);
+    asCaller(principals, req, next, (principal) =>
+      relayTask(pool, method, res, principal, body).catch((err: Error) => fastPathFailed(res, body, err)),
+    );
   };
+}
+
+/** Serves `req` as its authenticated caller (kept on the request for the access log); no caller: the Nest route. */
+function asCaller(
+  principals: PrincipalResolver,
+  req: RawRequest,
+  next: () => void,
+  serve: (principal: Principal) => Promise<unknown>,
+): void {
+  void principals.tryResolve(req.headers.authorization, req).then((principal) => {
+    if (!principal) return next();
+    req.principal = principal;
+    return serve(principal);
+  }, next);
 }
 
 /** A 2026-07-28 (sessionless) POST to `/mcp`: the only requests the fast paths take. */
@@ -199,7 +206,7 @@ async function relayTask(
     try {
       const authorization = await pool.authorization(upstream, principal);
       // The caller's declared capabilities travel with the request: the upstream checks the Tasks extension.
-      const opts = { authorization, name: taskId, clientCapabilities: clientCapabilitiesOf(body) };
+      const opts = { authorization, name: taskId, clientCapabilities: declaredCapabilities(body.params?._meta) };
       const found = await upstream.http.rpc('tasks/get', { taskId }, opts);
       if (!found.result) {
         last = found.error ?? last;
@@ -221,12 +228,6 @@ async function relayTask(
 /** The execution session a call names (`execution_session_id`), for its activity event. */
 export function namedSession(body: RpcBody): string | undefined {
   return stringOf(body.params?.arguments?.execution_session_id);
-}
-
-/** The capabilities a 2026-07-28 request declared in its `_meta` envelope (an empty set when absent). */
-function clientCapabilitiesOf(body: RpcBody): Record<string, unknown> {
-  const caps = (body.params?._meta as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES];
-  return caps && typeof caps === 'object' && !Array.isArray(caps) ? (caps as Record<string, unknown>) : {};
 }
 
 function json(res: ServerResponse, body: unknown): void {

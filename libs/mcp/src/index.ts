@@ -20,7 +20,7 @@ export {
   type ToolDefinition,
 } from './mcp.types';
 /** The Tasks extension identifier (2026-07-28). */
-export { TASKS_EXTENSION } from './tasks';
+export { declaredCapabilities, TASKS_EXTENSION } from './tasks';
 /** A `subscriptions/listen` asking for task notifications (connectors relay it to the upstream owning the tasks). */
 export { taskListenOf, type TaskListenRequest } from './task-listen';
 /** Ids a tool result refers to (session, job, batch) in its `_meta`, and the code-tool name rule. */

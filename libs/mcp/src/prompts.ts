@@ -1,11 +1,7 @@
-import {
-  CLIENT_CAPABILITIES_META_KEY,
-  type McpServer,
-  ProtocolError,
-  type ServerContext,
-} from '@modelcontextprotocol/server';
+import { type McpServer, ProtocolError, type ServerContext } from '@modelcontextprotocol/server';
 import type { Principal } from '@stoa/core';
 import { type CacheHint, withHint } from './resources';
+import { declaredCapabilities } from './tasks';
 
 /** A prompt as `prompts/list` shows it. */
 export interface McpPrompt {
@@ -118,11 +114,8 @@ export function registerPromptMethods(
 
 /** The capabilities the caller declared: a 2026-07-28 request's envelope, a 2025-era session's initialize. */
 function clientCapabilities(server: McpServer, era: 'legacy' | 'modern', ctx: ServerContext): Record<string, unknown> {
-  const declared =
-    era === 'modern'
-      ? (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY]
-      : server.server.getClientCapabilities();
-  return declared && typeof declared === 'object' ? (declared as Record<string, unknown>) : {};
+  if (era === 'modern') return declaredCapabilities(ctx.mcpReq.envelope);
+  return { ...server.server.getClientCapabilities() };
 }
 
 function stringOrUndefined(v: unknown): string | undefined {

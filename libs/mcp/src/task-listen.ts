@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Principal } from '@stoa/core';
 import type { TaskBackend, TaskView } from './mcp.types';
 import type { McpRequest } from './endpoint-parts';
-import { TASKS_EXTENSION } from './tasks';
+import { declaredCapabilities, TASKS_EXTENSION, withTasksExtension } from './tasks';
 import { taskWire } from './tool-result';
 import { isTerminalTask, taskChangeKey, watchTask } from './task-watch';
 
@@ -37,9 +37,7 @@ export function taskListenOf(req: McpRequest): TaskListenRequest | undefined {
   if (params._meta['io.modelcontextprotocol/protocolVersion'] !== REVISION || !isPlain(params.notifications)) return;
   const taskIds = params.notifications.taskIds;
   if (!Array.isArray(taskIds) || !taskIds.every((t) => typeof t === 'string')) return;
-  const caps = params._meta['io.modelcontextprotocol/clientCapabilities'];
-  const extensions = isPlain(caps) && isPlain(caps.extensions) ? caps.extensions : {};
-  return { id, taskIds, declaresTasks: extensions[TASKS_EXTENSION] !== undefined };
+  return { id, taskIds, declaresTasks: withTasksExtension(declaredCapabilities(params._meta)) };
 }
 
 /**

@@ -23,11 +23,22 @@ export function principalOf(ctx: ServerContext): Principal {
   return principal;
 }
 
+/** The capabilities a 2026-07-28 request declared in its `_meta` envelope (an empty set when absent or malformed). */
+export function declaredCapabilities(envelope: unknown): Record<string, unknown> {
+  const caps = isRecord(envelope) ? envelope[CLIENT_CAPABILITIES_META_KEY] : undefined;
+  return isRecord(caps) ? caps : {};
+}
+
+/** Whether the declared capabilities include the Tasks extension. */
+export function withTasksExtension(caps: Record<string, unknown>): boolean {
+  return isRecord(caps.extensions) && caps.extensions[TASKS_EXTENSION] !== undefined;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 /** Whether this 2026-07-28 request declared the Tasks extension (2025-era requests never do). */
 export function declaresTasks(ctx: ServerContext): boolean {
-  const caps = (ctx.mcpReq.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
-    { extensions?: Record<string, unknown> } | undefined;
-  return caps?.extensions?.[TASKS_EXTENSION] !== undefined;
+  return withTasksExtension(declaredCapabilities(ctx.mcpReq.envelope));
 }
 
 /** -32021 Missing Required Client Capability, naming the Tasks extension as the spec's example does. */
