@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { CgroupCounter } from './cgroup-counter';
 import { type Controller, discoverHierarchies, type Hierarchy, readText } from './cgroup-hierarchy';
 import { KernelStartError } from './kernel.errors';
 
@@ -21,22 +22,32 @@ export interface CgroupCounters {
  * before they exec (see `procs`), so every child they fork is inside too.
  */
 export class SessionCgroup {
-  constructor(private readonly dirs: ReadonlyMap<Controller, { dir: string; version: 1 | 2 }>) {}
+  private readonly oom: CgroupCounter | undefined;
+  private readonly forks: CgroupCounter | undefined;
+  private last: CgroupCounters = { oomKills: 0, pidsRefused: 0 };
+
+  constructor(private readonly dirs: ReadonlyMap<Controller, { dir: string; version: 1 | 2 }>) {
+    const mem = dirs.get('memory');
+    const pids = dirs.get('pids');
+    this.oom =
+      mem && new CgroupCounter(join(mem.dir, mem.version === 2 ? 'memory.events' : 'memory.oom_control'), 'oom_kill');
+    this.forks = pids && new CgroupCounter(join(pids.dir, 'pids.events'), 'max');
+  }
 
   /** The `cgroup.procs` files a process writes its pid into to join (one per distinct directory). */
   get procs(): string[] {
     return [...new Set([...this.dirs.values()].map((d) => join(d.dir, 'cgroup.procs')))];
   }
 
+  /** What `counters()` read last (all zero for a new group, whose counters start at zero): no read needed. */
+  get previous(): CgroupCounters {
+    return this.last;
+  }
+
+  /** The counters now (one pread per controller); remembered as `previous`. */
   counters(): CgroupCounters {
-    const mem = this.dirs.get('memory');
-    const pids = this.dirs.get('pids');
-    return {
-      oomKills: mem
-        ? counter(join(mem.dir, mem.version === 2 ? 'memory.events' : 'memory.oom_control'), 'oom_kill')
-        : 0,
-      pidsRefused: pids ? counter(join(pids.dir, 'pids.events'), 'max') : 0,
-    };
+    this.last = { oomKills: this.oom?.read() ?? 0, pidsRefused: this.forks?.read() ?? 0 };
+    return this.last;
   }
 
   /** Kills every process still in the cgroup (strays that left the kernel's process group too) and removes it. */
@@ -53,6 +64,8 @@ export class SessionCgroup {
   }
 
   private removeOnce(): boolean {
+    this.oom?.close();
+    this.forks?.close();
     let done = true;
     for (const dir of new Set([...this.dirs.values()].map((d) => d.dir))) if (!killAndRemove(dir)) done = false;
     return done;
@@ -241,15 +254,6 @@ function tryRmdir(dir: string): boolean {
     return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ENOENT';
-  }
-}
-
-function counter(file: string, key: string): number {
-  try {
-    const m = new RegExp(`^${key} (\\d+)$`, 'm').exec(readFileSync(file, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
   }
 }
 
