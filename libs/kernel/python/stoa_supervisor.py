@@ -4,14 +4,14 @@ Stdlib only (Python >= 3.8). The host tells this process which command is pendin
 ``<id> <nonce> <token>``), takes replies on REPLY_FD (JSON lines) and sends interrupt requests on CTL_FD. The
 user-code process (forked after the rlimits and the uid drop) has those three fds closed and never sees a nonce;
 it gets each command straight from the host as ``<token> <json>`` on USER_CMD_FD (a fresh random token per
-command; the host writes the pending line first) and answers ``<token> <json>`` on a private pipe. This process
-frames every reply for the host itself and writes the end-of-execution markers (``\\0STOA:<nonce>\\0\\n``) to
-fds 1 and 2, which it shares with the user process, only after that process answered: user code can neither
-write on the host's channels nor fake a marker. It is non-dumpable, so the user process (same uid, no
-capabilities) cannot open its /proc fds or read its memory. A user-process message that does not answer the
-pending command, or a line over MAX_LINE bytes, is a protocol fault: this process tells the host why, kills
-the user process and exits. When the user process dies, this one ends the same way (code or signal), so the
-host sees the death as before.
+command; the host writes the pending line first, usually while the kernel is idle before that command) and
+answers ``<token> <json>`` on a private pipe. This process frames every reply for the host itself and writes the
+end-of-execution markers (``\\0STOA:<nonce>\\0\\n``) to fds 1 and 2, which it shares with the user process, only
+after that process answered: user code can neither write on the host's channels nor fake a marker. It is
+non-dumpable, so the user process (same uid, no capabilities) cannot open its /proc fds or read its memory. A
+user-process message that does not answer the pending command, or a line over MAX_LINE bytes, is a protocol
+fault: this process tells the host why, kills the user process and exits. When the user process dies, this one
+ends the same way (code or signal), so the host sees the death as before.
 """
 import ctypes
 import gc

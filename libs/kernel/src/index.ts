@@ -3,7 +3,8 @@ export { kernelEnvironmentFields, kernelTimingSchema } from './kernel.config';
 /** Kernel errors. */
 export { KernelDeadError, KernelStartError } from './kernel.errors';
 /** One kernel process (driver over pipes, own process group). */
-export { KernelProcess, describeExit } from './kernel-process';
+export { KernelProcess } from './kernel-process';
+export { describeExit } from './kernel-exit';
 /** Starts and reaps kernels. */
 export { KernelService, type KernelSettings } from './kernel.service';
 /** Nest module for the kernel service. */

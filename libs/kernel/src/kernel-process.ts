@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { constants as osConstants } from 'node:os';
 import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { Logger } from '@nestjs/common';
@@ -14,6 +13,7 @@ import {
   MAX_REPLY_LINE_BYTES,
   parseFrame,
 } from './driver-channel';
+import { describeExit, unfinished, unwrapExit } from './kernel-exit';
 import { KernelDeadError, KernelStartError } from './kernel.errors';
 import { MarkerSplitter, OutputCapture } from './output-capture';
 import type { LaunchSpec } from './sandbox';
@@ -31,6 +31,13 @@ type DriverOp = 'exec' | 'inspect' | 'install_tools' | 'capture' | 'assign' | 'l
 
 /** After a timeout's interrupt, how long a transfer op (user __reduce__ / __setstate__) may take to yield. */
 const TRANSFER_GRACE_MS = 2000;
+
+/** What the supervisor is told of a command before it is sent: host id, end-marker nonce, reply token. */
+interface Armed {
+  id: number;
+  nonce: string;
+  token: string;
+}
 
 interface Pending {
   id: number;
@@ -56,6 +63,9 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
   private readonly out = new MarkerSplitter();
   private readonly err = new MarkerSplitter();
   private pending: Pending | undefined;
+  /** The next command's pending line, already with the supervisor (written while the kernel is idle). */
+  private armed: Armed | undefined;
+  private arming: NodeJS.Immediate | undefined;
   private nextId = 1;
   private exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   private readonly closed: Promise<void>;
@@ -216,8 +226,10 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     if (this.exited) throw new KernelDeadError('The kernel has exited; start a new one.');
     if (this.pending) throw new KernelDeadError('The kernel is already executing.');
     const started = performance.now();
-    const id = this.nextId++;
-    const nonce = randomToken(12);
+    if (this.arming) clearImmediate(this.arming);
+    this.arming = undefined;
+    const { id, nonce, token } = this.armed ?? this.arm();
+    this.armed = undefined;
     const stdout = new OutputCapture(
       opts.captureChars,
       opts.captureChars,
@@ -242,9 +254,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     this.pending = pending;
     this.out.begin(nonce, stdout, () => ((pending.stdoutDone = true), pending.check()));
     this.err.begin(nonce, stderr, () => ((pending.stderrDone = true), pending.check()));
-    const token = randomToken(8);
-    // The supervisor's line first: it is in its pipe before the user process can answer the command.
-    this.commands.write(pendingLine(id, nonce, token));
+    // The supervisor's line is in its pipe (written by arm) before the user process can answer the command.
     this.userCommands.write(
       commandLine(token, { ...extra, op, code, policy: opts.policy, screen: opts.screen, rewrite: opts.rewrite }),
     );
@@ -270,6 +280,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
       this.out.end();
       this.err.end();
       this.pending = undefined;
+      if (!this.exited) this.arming = setImmediate(() => this.armNext());
     }
     return {
       outcome,
@@ -287,6 +298,23 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
       durationMs: performance.now() - started,
       exit: outcome === ExecutionOutcome.died ? this.exited : undefined,
     };
+  }
+
+  /**
+   * Tells the supervisor which command comes next. Done once the answer to the previous one is on its way (an
+   * immediate), so the write and the supervisor's wake-up are off the next command's path; a command sent sooner
+   * writes its own line first. The line is no secret the user process could use: it never sees the nonce, and the
+   * token reaches it only with the command itself.
+   */
+  private arm(): Armed {
+    const armed = { id: this.nextId++, nonce: randomToken(12), token: randomToken(8) };
+    this.commands.write(pendingLine(armed.id, armed.nonce, armed.token));
+    return armed;
+  }
+
+  private armNext(): void {
+    this.arming = undefined;
+    if (!this.exited && !this.pending && !this.armed) this.armed = this.arm();
   }
 
   /** Asks the driver for SIGINT (KeyboardInterrupt in user code; the namespace survives). */
@@ -320,7 +348,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     const parsed = parseFrame(line);
     if ('fault' in parsed) return this.fault(parsed.fault);
     const msg: DriverFrame = parsed.frame;
-    if (msg.type === 'ready') return ready();
+    if (msg.type === 'ready') return (this.armNext(), ready());
     if (msg.type === 'fault') return this.fault(msg.reason.slice(0, 500));
     const pending = this.pending;
     if (!pending || msg.id !== pending.id || pending.reply)
@@ -351,33 +379,3 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     });
   }
 }
-
-/** bwrap reports a child killed by signal N as exit code 128+N; turn that back into the signal. */
-function unwrapExit(
-  code: number | null,
-  signal: NodeJS.Signals | null,
-  wrapped: boolean,
-): { code: number | null; signal: NodeJS.Signals | null } {
-  if (!wrapped || signal || code === null || code <= 128 || code > 128 + 64) return { code, signal };
-  const name = Object.entries(osConstants.signals).find(([, n]) => n === code - 128)?.[0] as NodeJS.Signals | undefined;
-  return name ? { code: null, signal: name } : { code, signal };
-}
-
-function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
-  return signal ? `signal ${signal}` : `exit code ${code}`;
-}
-
-/** Why an internal op that runs user code (dump, load) did not complete. */
-function unfinished(what: string, r: KernelExecution, timeoutMs: number): string {
-  const limit = `${what} did not finish within ${timeoutMs / 1000}s`;
-  switch (r.outcome) {
-    case ExecutionOutcome.interrupted:
-      return `${limit} and was interrupted; the kernel and its variables are kept.`;
-    case ExecutionOutcome.killed:
-      return `${limit}; the kernel ignored the interrupt and was killed, so its variables are lost.`;
-    default:
-      return `The kernel died during this step (${r.exit ? describeExit(r.exit.code, r.exit.signal) : 'unknown cause'}): ${what.charAt(0).toLowerCase()}${what.slice(1)} failed and the kernel's variables are lost.`;
-  }
-}
-
-export { describeExit };
