@@ -162,11 +162,13 @@ class Driver(object):
         self.reply.write("%s %s\n" % (cid, text))
         self.reply.flush()
 
-    def compile_cell(self, code):
+    def compile_cell(self, code, tree=None):
+        """The cell's body and its last expression (echoed), compiled; `tree` is `code` already parsed (by parse)."""
         self.counter += 1
         filename = "<cell-%d>" % self.counter
         try:
-            tree = ast.parse(code, filename, "exec")
+            if tree is None:
+                tree = ast.parse(code, filename, "exec")
             last = None
             if tree.body and isinstance(tree.body[-1], ast.Expr):
                 last = ast.Expression(tree.body.pop().value)
@@ -178,9 +180,18 @@ class Driver(object):
                             "session is unchanged; split the code into smaller cells, or load large data from a file.") from None
         return body, tail
 
-    def run(self, code, rewrite=None):
+    @staticmethod
+    def parse(code):
+        """The cell's syntax tree, parsed once for the code screen and the compile step; None when it does not parse
+        (compile_cell parses again and reports why)."""
+        try:
+            return ast.parse(code)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return None
+
+    def run(self, code, rewrite=None, tree=None):
         """One cell. `rewrite` maps asset/handle literals to files (stoa_transfer.rewrite_parts); the code screen
-        has already seen the original code."""
+        has already seen the original code. `tree` is the original code parsed (used when nothing is rewritten)."""
         self.displays = Displays()
         del self.stashed[:]
         try:
@@ -192,7 +203,7 @@ class Driver(object):
             return False, error
         ok, error = True, None
         try:
-            _user_call(self.run_cell, preamble, code)
+            _user_call(self.run_cell, preamble, code, None if rewrite else tree)
         except BaseException as exc:  # noqa: B902 - user code may raise anything, SystemExit included
             ok = False
             error = self.format_exception(exc)
@@ -200,8 +211,8 @@ class Driver(object):
         self.displays.capture_matplotlib()
         return ok, error
 
-    def run_cell(self, preamble, code):
-        body, tail = self.compile_cell(code)
+    def run_cell(self, preamble, code, tree=None):
+        body, tail = self.compile_cell(code, tree)
         if preamble:  # binds the synthetic variables; loading a handle may run user __setstate__ code
             exec(compile(preamble, "<asset-and-handle-literals>", "exec"), self.namespace)
         exec(body, self.namespace)
@@ -265,7 +276,7 @@ class Driver(object):
         _strip_driver_frames(te, set())
         return "".join(te.format())
 
-    def screen(self, command):
+    def screen(self, command, tree=None):
         """The reference's AST screen (agent guidance, not security): a rejection message or None."""
         options = command.get("screen")
         if not options:
@@ -275,7 +286,8 @@ class Driver(object):
             import stoa_screen
         finally:
             sys.path.pop(0)
-        ok, message = stoa_screen.validate_code(command.get("code", ""), tuple(options.get("allowed_prefixes") or ("/tmp",)))
+        ok, message = stoa_screen.validate_code(command.get("code", ""), tuple(options.get("allowed_prefixes") or ("/tmp",)),
+                                                tree=tree)
         return None if ok else message
 
     def flush_streams(self):
@@ -311,12 +323,14 @@ class Driver(object):
         """The reply fields of one result-producing op, or None for an unknown op."""
         op = command.get("op")
         if op == "exec":
-            screened = self.screen(command)
+            code = command.get("code", "")
+            tree = self.parse(code)
+            screened = self.screen(command, tree)
             if screened:
                 return {"ok": False, "error": screened, "rejected": True}
             if self.tools is not None:
                 self.tools.begin(command.get("policy"))
-            ok, error = self.run(command.get("code", ""), command.get("rewrite"))
+            ok, error = self.run(code, command.get("rewrite"), tree)
             trace = self.tools.trace if self.tools is not None else None
             if self.tools is not None:
                 self.tools.end()  # drops the trace's refs; the reply keeps the records
