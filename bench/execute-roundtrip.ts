@@ -4,11 +4,13 @@
  * and (b) the same code sent straight to a kernel (KernelProcess.execute, no HTTP/MCP).
  * The three are interleaved call by call (rotating order) so machine noise hits them alike.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ExecutionOutcome } from '@stoa/kernel';
 import { startExecutor } from '../test/support/executor-process';
+import { TEST_PYTHON } from '../test/support/paths';
+import { runPyClient } from '../test/support/py-client';
 import { emitFigures, note, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
 import { benchKernels, pipeEcho } from './lib/kernels';
 import { connect } from './lib/mcp';
@@ -76,7 +78,7 @@ async function main(): Promise<void> {
     const direct = summarize(samples.direct);
     emitFigures(BENCH, 'noop-tool', trivial);
     emitFigures(BENCH, 'direct-kernel', direct);
-    emitFigures(BENCH, 'execute', execute, { name: 'noop-tool', summary: trivial, goalMax: 1.3 });
+    emitFigures(BENCH, 'execute', execute, { name: 'noop-tool', summary: trivial, goalMax: 1.15 });
     emitFigures(BENCH, 'execute', execute, { name: 'direct-kernel', summary: direct });
 
     // The kernel alone, back to back (no idle gap for the processes to fall asleep in), next to the floor of any
@@ -97,6 +99,28 @@ async function main(): Promise<void> {
     const pipe = summarize(floor);
     emitFigures(BENCH, 'python-pipe-echo', pipe);
     emitFigures(BENCH, 'direct-kernel-hot', summarize(hot), { name: 'python-pipe-echo', summary: pipe });
+
+    // The same comparison through an independent client with less overhead of its own: Python `mcp` 2.3, in both
+    // of its modes (2025-era MCP session, and the 2026-07-28 stateless envelope that `auto` negotiates here).
+    if (!existsSync(TEST_PYTHON)) {
+      note(`no Python mcp client at ${TEST_PYTHON} (npm test creates it): the py-* figures are left out`);
+    } else {
+      for (const mode of ['legacy', 'auto'] as const) {
+        const py = await runPyClient<{ execute: number[]; noop: number[] }>(
+          'py_roundtrip.py',
+          { url: executor.mcpUrl, mode, session_id: sessionId, warmup: WARMUP, samples: SAMPLES },
+          `python mcp client (${mode})`,
+          join(__dirname, 'lib'),
+        );
+        const noop = summarize(py.noop);
+        emitFigures(BENCH, `py-${mode}/noop-tool`, noop);
+        emitFigures(BENCH, `py-${mode}/execute`, summarize(py.execute), {
+          name: `py-${mode}/noop-tool`,
+          summary: noop,
+          goalMax: 1.3,
+        });
+      }
+    }
     await client.close();
   } catch (err) {
     note(`executor logs:\n${executor.logs()}`);

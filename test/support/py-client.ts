@@ -44,10 +44,15 @@ export async function pyCalls(
   return runPyClient<PyResult[]>('py_mcp_client.py', plan, 'python mcp client');
 }
 
-/** Runs a Python client script of test/clients with `plan` as JSON on stdin; its stdout parsed as JSON. */
-export function runPyClient<T>(script: string, plan: unknown, label: string): Promise<T> {
+/** Runs a Python client script (of test/clients, or of `dir`) with `plan` as JSON on stdin; its stdout parsed as JSON. */
+export function runPyClient<T>(
+  script: string,
+  plan: unknown,
+  label: string,
+  dir = join(ROOT, 'test', 'clients'),
+): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(TEST_PYTHON, [join(ROOT, 'test', 'clients', script)], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(TEST_PYTHON, [join(dir, script)], { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
