@@ -107,7 +107,7 @@ export class BatchRunner {
           error: 'cancelled',
         };
       }
-      await kernel.assign({ USER_IDENTITY: item.owner, STOA_SESSION_ID: item.sessionId });
+      kernel.assign({ USER_IDENTITY: item.owner, STOA_SESSION_ID: item.sessionId });
       const run = await this.cells.run(item.owner, kernel, dirs, item.code, {
         timeoutS: item.timeoutS,
         policy: item.policy,

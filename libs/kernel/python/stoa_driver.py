@@ -344,9 +344,6 @@ class Driver(object):
         if op == "inspect":
             value = self.inspect()
             return {"ok": value is not None, "value": value}
-        if op == "assign":
-            os.environ.update(command.get("env") or {})
-            return {"ok": True}
         if op == "literals":
             return {"ok": True, "value": stoa_transfer.find_literals(command.get("code", ""))}
         if op == "dump":
@@ -371,6 +368,8 @@ class Driver(object):
                 _reap_strays()
                 continue
             try:
+                # A pooled kernel's session identity (USER_IDENTITY, STOA_SESSION_ID) comes with its first command.
+                os.environ.update(command.get("identity") or {})
                 reply = self.handle(command)
             except BaseException as exc:  # noqa: B902 - a driver step failed on this input: report it, keep serving
                 reply = {"ok": False, "error": self.format_exception(exc)}

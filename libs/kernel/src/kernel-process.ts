@@ -27,7 +27,7 @@ import {
   type ToolSpec,
 } from './kernel.types';
 
-type DriverOp = 'exec' | 'inspect' | 'install_tools' | 'capture' | 'assign' | 'literals' | 'dump' | 'load';
+type DriverOp = 'exec' | 'inspect' | 'install_tools' | 'capture' | 'literals' | 'dump' | 'load';
 
 /** After a timeout's interrupt, how long a transfer op (user __reduce__ / __setstate__) may take to yield. */
 const TRANSFER_GRACE_MS = 2000;
@@ -65,6 +65,8 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
   private pending: Pending | undefined;
   /** The next command's pending line, already with the supervisor (written while the kernel is idle). */
   private armed: Armed | undefined;
+  /** Environment variables the next command carries (see assign). */
+  private identity: Record<string, string> | undefined;
   private arming: NodeJS.Immediate | undefined;
   private nextId = 1;
   private exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -171,11 +173,13 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
       : undefined;
   }
 
-  /** Gives a (pooled) kernel its session identity: variables such as USER_IDENTITY and STOA_SESSION_ID. */
-  async assign(env: Record<string, string>, timeoutMs = 5000): Promise<void> {
-    const r = await this.execute('', { timeoutMs, graceMs: 500, captureChars: 1000 }, 'assign', { env });
-    if (r.outcome !== ExecutionOutcome.completed || r.raised)
-      throw new KernelStartError(`The kernel did not accept its session (${r.outcome}).`);
+  /**
+   * Gives a (pooled) kernel its session identity: variables such as USER_IDENTITY and STOA_SESSION_ID, set in its
+   * environment before its next command runs. They travel with that command, so a new session pays no round trip
+   * of its own for them.
+   */
+  assign(env: Record<string, string>): void {
+    this.identity = { ...this.identity, ...env };
   }
 
   /** Asset tags and handle ids in `code` that the kernel would replace (spec §2.8.2); [] when it could not answer. */
@@ -255,8 +259,18 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     this.out.begin(nonce, stdout, () => ((pending.stdoutDone = true), pending.check()));
     this.err.begin(nonce, stderr, () => ((pending.stderrDone = true), pending.check()));
     // The supervisor's line is in its pipe (written by arm) before the user process can answer the command.
+    const identity = this.identity;
+    this.identity = undefined;
     this.userCommands.write(
-      commandLine(token, { ...extra, op, code, policy: opts.policy, screen: opts.screen, rewrite: opts.rewrite }),
+      commandLine(token, {
+        ...extra,
+        op,
+        code,
+        policy: opts.policy,
+        screen: opts.screen,
+        rewrite: opts.rewrite,
+        ...(identity ? { identity } : {}),
+      }),
     );
 
     let outcome: ExecutionOutcome = ExecutionOutcome.completed;

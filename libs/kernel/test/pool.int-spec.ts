@@ -50,6 +50,23 @@ describe('warm kernel pool (real sandboxed kernels)', () => {
     expect(existsSync(lease!.dirs.base)).toBe(false);
   });
 
+  it("sets a pooled kernel's session identity before its first command runs, and keeps it for the next ones", async () => {
+    await poolUntil(service, (s) => s.ready === 2);
+    const lease = service.takeWarm()!;
+    const opts = { timeoutMs: 5000, graceMs: 1000, captureChars: 10_000 };
+    const show = 'import os\nprint(os.environ.get("USER_IDENTITY"), os.environ.get("STOA_SESSION_ID"))';
+    lease.kernel.assign({ USER_IDENTITY: 'alice@example.com', STOA_SESSION_ID: 's-first' });
+    expect((await lease.kernel.execute(show, opts)).stdout.text()).toBe('alice@example.com s-first\n');
+    expect((await lease.kernel.execute(show, opts)).stdout.text()).toBe('alice@example.com s-first\n');
+    // Another pooled kernel knows nothing of it until it is given its own.
+    const other = service.takeWarm()!;
+    expect((await other.kernel.execute(show, opts)).stdout.text()).toBe('None None\n');
+    for (const l of [lease, other]) {
+      await l.kernel.close();
+      await service.releaseDirs(l.dirs);
+    }
+  });
+
   it('gives every kernel a different uid when the server is root', async () => {
     await poolUntil(service, (s) => s.ready === 2);
     const a = service.takeWarm()!;

@@ -1,16 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, LessThan, type Repository } from 'typeorm';
+import { RowInserter } from '@stoa/persistence';
 import { SessionEntity } from './session.entity';
 import { SessionStatus, type SessionFilter, type SessionRecord } from './session.types';
 
 /** The only code touching the `sessions` table. */
 @Injectable()
 export class SessionRepository {
+  /** A new session's row goes in on the request that creates it: one prepared statement, no query building. */
+  private readonly inserts = new RowInserter(SessionEntity);
+
   constructor(@InjectRepository(SessionEntity) private readonly repo: Repository<SessionEntity>) {}
 
   async insert(record: SessionRecord): Promise<void> {
-    await this.repo.insert(toEntity(record));
+    await this.inserts.insert(this.repo.manager, [toEntity(record)]);
   }
 
   async findById(id: string): Promise<SessionRecord | undefined> {

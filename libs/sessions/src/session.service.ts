@@ -203,7 +203,7 @@ export class SessionService implements OnModuleInit, OnApplicationShutdown {
       fresh = true;
     }
     if (!runtime.assigned) {
-      await runtime.kernel.assign({ USER_IDENTITY: runtime.record.owner, STOA_SESSION_ID: runtime.record.id });
+      runtime.kernel.assign({ USER_IDENTITY: runtime.record.owner, STOA_SESSION_ID: runtime.record.id });
       runtime.assigned = true;
     }
     return { kernel: runtime.kernel, fresh };
