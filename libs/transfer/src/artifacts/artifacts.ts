@@ -1,4 +1,4 @@
-import { closeSync, type Dirent, lstatSync, readdirSync } from 'node:fs';
+import { closeSync, type Dirent, fstatSync, lstatSync, readdirSync } from 'node:fs';
 import { lstat, open, readdir } from 'node:fs/promises';
 import type { KernelDirs } from '@stoa/kernel';
 import { DIR_FLAGS, openKernelDirSync } from '../files/safe-files';
@@ -11,7 +11,18 @@ export interface Artifact {
   mime_type: string;
 }
 
-export type OutputSnapshot = Map<string, { size: number; mtimeMs: number }>;
+/**
+ * Files by relative path. `emptySince`: the directory had no entry at all when listed, and this was its mtime,
+ * already older than SETTLED_MS then; while its mtime stays the same no entry was added, so it need not be read.
+ */
+export type OutputSnapshot = Map<string, { size: number; mtimeMs: number }> & { emptySince?: number };
+
+/**
+ * How far a directory's mtime must lie behind the clock before "unchanged mtime" may stand for "no entry added":
+ * timestamps come from a coarse clock (one tick on Linux, up to seconds on some filesystems), so an entry added in
+ * the same tick as the listing could leave the mtime as it was.
+ */
+const SETTLED_MS = 2000;
 
 const MAX_ARTIFACT_BYTES = 500 * 1024 * 1024;
 /** An output directory of at most this many entries, all plain files, is listed synchronously (tens of µs). */
@@ -28,12 +39,24 @@ const hidden = (name: string): boolean => name.startsWith('.') || HIDDEN_PARTS.h
  * (the usual case: a few files, listed after every cell) is read at once — tens of µs, where each awaited call is a
  * thread-pool round trip; anything larger is walked asynchronously.
  */
-export async function snapshotOutputs(dirs: KernelDirs, dir = dirs.outputDir): Promise<OutputSnapshot> {
+export async function snapshotOutputs(
+  dirs: KernelDirs,
+  dir = dirs.outputDir,
+  /** The previous snapshot of the same directory: an empty one saves the listing while the directory is unchanged. */
+  previous?: OutputSnapshot,
+): Promise<OutputSnapshot> {
   const out: OutputSnapshot = new Map();
   const root = openKernelDirSync(dirs, dir);
   if (root === undefined) return out;
   try {
+    // The mtime is read before the listing: an entry added after it moves the mtime, one added before is listed.
+    const mtime = !previous || previous.size === 0 ? fstatSync(root).mtimeMs : undefined;
+    if (mtime !== undefined && mtime === previous?.emptySince) {
+      out.emptySince = mtime;
+      return out;
+    }
     const entries = readdirSync(`/proc/self/fd/${root}`, { withFileTypes: true });
+    if (mtime !== undefined && entries.length === 0 && Date.now() - mtime > SETTLED_MS) out.emptySince = mtime;
     if (entries.length <= SYNC_ENTRIES && !entries.some((e) => e.isDirectory())) listFlat(out, root, entries);
     else await walk(out, root, entries, '', 0);
   } catch {
@@ -88,7 +111,7 @@ export async function changedArtifacts(
   dirs: KernelDirs,
   before: OutputSnapshot,
 ): Promise<{ artifacts: Artifact[]; after: OutputSnapshot }> {
-  const after = await snapshotOutputs(dirs);
+  const after = await snapshotOutputs(dirs, dirs.outputDir, before);
   const out: Artifact[] = [];
   for (const [name, now] of after) {
     const was = before.get(name);
