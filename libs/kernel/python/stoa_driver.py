@@ -17,6 +17,7 @@ import traceback
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stoa_screen  # noqa: E402 - imported before the fork, so a new session's first cell does not pay for it
 import stoa_transfer  # noqa: E402 - beside this file
 from stoa_display import Displays  # noqa: E402
 sys.path.pop(0)
@@ -281,11 +282,6 @@ class Driver(object):
         options = command.get("screen")
         if not options:
             return None
-        try:
-            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-            import stoa_screen
-        finally:
-            sys.path.pop(0)
         ok, message = stoa_screen.validate_code(command.get("code", ""), tuple(options.get("allowed_prefixes") or ("/tmp",)),
                                                 tree=tree)
         return None if ok else message

@@ -179,8 +179,11 @@ class DiskQuota {
   ) {}
 
   async start(): Promise<void> {
-    this.startUsage = this.last = this.previous.usage ?? (await this.measure());
-    this.previous.at ??= performance.now();
+    if (!this.previous.usage) {
+      this.previous.usage = await this.measure();
+      this.previous.at = performance.now();
+    }
+    this.startUsage = this.last = this.previous.usage;
     this.timer = setInterval(() => void this.tick(), this.limits.disk_check_ms);
     this.timer.unref();
   }
