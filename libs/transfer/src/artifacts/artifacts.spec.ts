@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -32,5 +32,18 @@ describe('output snapshots (a real directory)', () => {
     const { artifacts, after } = await changedArtifacts(dirs, empty);
     expect(artifacts.map((a) => a.name)).toEqual(['hidden-by-utimes.txt', 'plot.png']);
     expect(after.emptySince).toBeUndefined();
+  });
+
+  it('lists a directory put in place of a settled empty one, even with the same mtime', async () => {
+    const settled = new Date(Date.now() - 10_000);
+    utimesSync(dirs.outputDir, settled, settled);
+    const empty = await snapshotOutputs(dirs);
+    expect(empty.emptySince).toBeDefined();
+    renameSync(dirs.outputDir, `${dirs.outputDir}.old`);
+    mkdirSync(dirs.outputDir);
+    writeFileSync(join(dirs.outputDir, 'table.csv'), 'a,b');
+    utimesSync(dirs.outputDir, settled, settled);
+    const { artifacts } = await changedArtifacts(dirs, empty);
+    expect(artifacts.map((a) => a.name)).toEqual(['table.csv']);
   });
 });

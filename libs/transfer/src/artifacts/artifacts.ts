@@ -14,8 +14,9 @@ export interface Artifact {
 /**
  * Files by relative path. `emptySince`: the directory had no entry at all when listed, and this was its mtime,
  * already older than SETTLED_MS then; while its mtime stays the same no entry was added, so it need not be read.
+ * `ino`: the directory's inode then (a directory put in its place is listed again).
  */
-export type OutputSnapshot = Map<string, { size: number; mtimeMs: number }> & { emptySince?: number };
+export type OutputSnapshot = Map<string, { size: number; mtimeMs: number }> & { emptySince?: number; ino?: number };
 
 /**
  * How far a directory's mtime must lie behind the clock before "unchanged mtime" may stand for "no entry added":
@@ -45,18 +46,18 @@ export async function snapshotOutputs(
   /** The previous snapshot of the same directory: an empty one saves the listing while the directory is unchanged. */
   previous?: OutputSnapshot,
 ): Promise<OutputSnapshot> {
+  if (previous?.emptySince !== undefined && unchangedEmpty(dir, previous)) return previous;
   const out: OutputSnapshot = new Map();
   const root = openKernelDirSync(dirs, dir);
   if (root === undefined) return out;
   try {
     // The mtime is read before the listing: an entry added after it moves the mtime, one added before is listed.
-    const mtime = !previous || previous.size === 0 ? fstatSync(root).mtimeMs : undefined;
-    if (mtime !== undefined && mtime === previous?.emptySince) {
-      out.emptySince = mtime;
-      return out;
-    }
+    const st = !previous || previous.size === 0 ? fstatSync(root) : undefined;
     const entries = readdirSync(`/proc/self/fd/${root}`, { withFileTypes: true });
-    if (mtime !== undefined && entries.length === 0 && Date.now() - mtime > SETTLED_MS) out.emptySince = mtime;
+    if (st && entries.length === 0 && Date.now() - st.mtimeMs > SETTLED_MS) {
+      out.emptySince = st.mtimeMs;
+      out.ino = st.ino;
+    }
     if (entries.length <= SYNC_ENTRIES && !entries.some((e) => e.isDirectory())) listFlat(out, root, entries);
     else await walk(out, root, entries, '', 0);
   } catch {
@@ -65,6 +66,16 @@ export async function snapshotOutputs(
     closeSync(root);
   }
   return out;
+}
+
+/**
+ * A settled empty directory still in place, its mtime unchanged: one lstat, where listing it opens each directory
+ * from the sessions root down. lstat does not follow the last component (the kernel may swap it for a symlink); the
+ * ones above it are the server's.
+ */
+function unchangedEmpty(dir: string, previous: OutputSnapshot): boolean {
+  const st = lstatSync(dir, { throwIfNoEntry: false });
+  return !!st?.isDirectory() && st.mtimeMs === previous.emptySince && st.ino === previous.ino;
 }
 
 function listFlat(out: OutputSnapshot, fd: number, entries: readonly Dirent[]): void {
