@@ -2,9 +2,9 @@
 
 Stdlib only (Python >= 3.8). The host starts this file; it confines itself and forks (stoa_supervisor.main).
 The child runs the namespace: it reads ``<token> <json>`` commands from a private pipe and answers
-``<token> <json>`` lines on another; the supervisor relays them to and from the host and writes the end-of-execution markers.
-The user's stdout/stderr stay on fds 1 and 2 so fd-level output (C extensions, os.write, child processes) is
-captured by the host. This process never holds the host's pipes or the markers' nonces.
+``<token> <json>`` lines on another; the supervisor relays the answers to the host. The user's stdout/stderr stay on
+fds 1 and 2 (pipes to the supervisor, which forwards them ahead of each answer) so fd-level output (C extensions,
+os.write, child processes) is captured. This process never holds the host's pipes.
 """
 import ast
 import io
@@ -123,6 +123,10 @@ class Driver(object):
         self.namespace["display"] = self.display
         self.namespace[stoa_transfer.LOAD_HELPER] = stoa_transfer.load
         self.stashed = []  # handles created by the current execution
+        # The stream cells print to (fd 1); `echo` is the trailing expression's text, sent with the reply instead of
+        # written there: the host appends it after the cell's output, and a short cell costs one write, not two.
+        self.stdout = sys.stdout
+        self.echo = None
         if HANDLE_DIR:
             limit = int(HANDLE_MAX_BYTES) if HANDLE_MAX_BYTES.isdigit() else 100 * 1024 * 1024
             self.namespace["stash"] = stoa_transfer.make_stash(HANDLE_DIR, limit, self.stashed.append)
@@ -136,8 +140,9 @@ class Driver(object):
                 return os.path.join(output_dir, name)
 
             self.namespace["agora_output"] = agora_output
-        self.reply = os.fdopen(reply_fd, "w", encoding="ascii")
-        self.commands = os.fdopen(commands_fd, "r", encoding="utf-8")
+        self.reply_fd = reply_fd
+        self.commands_fd = commands_fd
+        self.unread = b""  # what os.read gave beyond the last command line
         self.counter = 0
         self.tools = None  # stoa_tools.Runtime once tools are installed
         self.injected = {}  # helpers we put in the namespace; hidden from inspect
@@ -160,13 +165,33 @@ class Driver(object):
         if len(text) > MAX_REPLY_BYTES:
             text = json.dumps({"ok": False, "error": "This step's result is %d bytes, over the kernel's %d MiB reply limit; "
                                "return less (write large results to a file in AGORA_OUTPUT_DIR)." % (len(text), MAX_REPLY_BYTES >> 20)})
-        self.reply.write("%s %s\n" % (cid, text))
-        self.reply.flush()
+        view = memoryview(("%s %s\n" % (cid, text)).encode("ascii"))
+        while view:
+            view = view[os.write(self.reply_fd, view):]
+
+    def next_command(self):
+        """The next command line as bytes, without its newline; None when the host closed the pipe."""
+        at = self.unread.find(b"\n")
+        while at < 0:
+            data = os.read(self.commands_fd, 65536)
+            if not data:
+                return None
+            self.unread += data
+            at = self.unread.find(b"\n")
+        line, self.unread = self.unread[:at], self.unread[at + 1:]
+        return line
 
     def compile_cell(self, code, tree=None):
-        """The cell's body and its last expression (echoed), compiled; `tree` is `code` already parsed (by parse)."""
+        """The cell's body and its last expression (echoed), compiled; `tree` is `code` already parsed (by parse).
+        A cell that is one expression (`df.head()`, `x + 1`) is compiled straight from its text when no tree is
+        at hand: the parser's C tree, not Python's, and one compile instead of two."""
         self.counter += 1
         filename = "<cell-%d>" % self.counter
+        if tree is None:
+            try:
+                return None, compile(code, filename, "eval")
+            except (SyntaxError, ValueError, MemoryError, RecursionError):
+                pass  # statements (or a problem the full parse below reports in its own words)
         try:
             if tree is None:
                 tree = ast.parse(code, filename, "exec")
@@ -195,6 +220,7 @@ class Driver(object):
         has already seen the original code. `tree` is the original code parsed (used when nothing is rewritten)."""
         self.displays = Displays()
         del self.stashed[:]
+        self.echo = None
         try:
             preamble, code = stoa_transfer.rewrite_parts(code, rewrite) if rewrite else ("", code)
         except Exception as exc:
@@ -216,13 +242,18 @@ class Driver(object):
         body, tail = self.compile_cell(code, tree)
         if preamble:  # binds the synthetic variables; loading a handle may run user __setstate__ code
             exec(compile(preamble, "<asset-and-handle-literals>", "exec"), self.namespace)
-        exec(body, self.namespace)
+        if body is not None:
+            exec(body, self.namespace)
         if tail is not None:
             value = eval(tail, self.namespace)
             if value is not None:
                 self.namespace["_"] = value
                 self.displays.add_object(value)
-                sys.stdout.write(repr(value) + "\n")
+                text = repr(value) + "\n"
+                if sys.stdout is self.stdout:
+                    self.echo = text
+                else:  # user code replaced sys.stdout: the echo goes where its prints go
+                    sys.stdout.write(text)
 
     def install_tools(self, tools):
         try:
@@ -287,7 +318,7 @@ class Driver(object):
         return None if ok else message
 
     def flush_streams(self):
-        """Everything the execution printed reaches fds 1 and 2 before the reply (the supervisor then adds the markers)."""
+        """Everything the execution printed reaches fds 1 and 2 before the reply (the supervisor forwards it first)."""
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -320,7 +351,7 @@ class Driver(object):
         op = command.get("op")
         if op == "exec":
             code = command.get("code", "")
-            tree = self.parse(code)
+            tree = self.parse(code) if command.get("screen") else None  # the screen and the compile share it
             screened = self.screen(command, tree)
             if screened:
                 return {"ok": False, "error": screened, "rejected": True}
@@ -331,7 +362,8 @@ class Driver(object):
             if self.tools is not None:
                 self.tools.end()  # drops the trace's refs; the reply keeps the records
             return {"ok": ok, "error": error, "displays": self.displays.items, "stashed": list(self.stashed),
-                    "tool_calls": trace.records if trace else [], "tool_calls_dropped": trace.dropped if trace else {}}
+                    "tool_calls": trace.records if trace else [], "tool_calls_dropped": trace.dropped if trace else {},
+                    "echo": self.echo}
         if op == "install_tools":
             ok, error = self.install_tools(command.get("tools", []))
             return {"ok": ok, "error": error}
@@ -353,12 +385,13 @@ class Driver(object):
         self.send("ready", {"python": sys.version.split()[0]})
         while True:
             try:
-                line = self.commands.readline()
+                line = self.next_command()
             except KeyboardInterrupt:
                 continue
-            if not line:
+            if line is None:
                 os._exit(0)
-            cid, _, body = line.partition(" ")
+            cid, _, body = line.partition(b" ")
+            cid = cid.decode("ascii")
             command = json.loads(body)
             if command.get("op") == "reap":
                 _reap_strays()

@@ -1,17 +1,23 @@
 """Stoa kernel supervisor: owns the host's pipes; user code runs in a child process that cannot reach them.
 
-Stdlib only (Python >= 3.8). The host tells this process which command is pending on CMD_FD (one line each,
-``<id> <nonce> <token>``), takes replies on REPLY_FD (JSON lines) and sends interrupt requests on CTL_FD. The
-user-code process (forked after the rlimits and the uid drop) has those three fds closed and never sees a nonce;
-it gets each command straight from the host as ``<token> <json>`` on USER_CMD_FD (a fresh random token per
-command; the host writes the pending line first, usually while the kernel is idle before that command) and
-answers ``<token> <json>`` on a private pipe. This process frames every reply for the host itself and writes the
-end-of-execution markers (``\\0STOA:<nonce>\\0\\n``) to fds 1 and 2, which it shares with the user process, only
-after that process answered: user code can neither write on the host's channels nor fake a marker. It is
-non-dumpable, so the user process (same uid, no capabilities) cannot open its /proc fds or read its memory. A
-user-process message that does not answer the pending command, or a line over MAX_LINE bytes, is a protocol
-fault: this process tells the host why, kills the user process and exits. When the user process dies, this one
-ends the same way (code or signal), so the host sees the death as before.
+Stdlib only (Python >= 3.8). The host tells this process which commands will come on CMD_FD (one line each,
+``<id> <token>``, several lines at a time, in the order it will send them) and sends interrupt requests on CTL_FD. The user-code process (forked after the rlimits and the
+uid drop) has those fds and REPLY_FD closed: it gets each command straight from the host as ``<token> <json>`` on
+USER_CMD_FD (a fresh random token per command; the host writes the pending line first, usually while the kernel is
+idle before that command) and answers ``<token> <json>`` on a private pipe. Its fds 1 and 2 are pipes to this
+process too, so everything the cell writes at the fd level (C extensions, child processes) comes here.
+
+This process is the only writer of REPLY_FD, in frames of ``<kind:1 byte><length:4 bytes, big-endian><payload>``:
+``o``/``e`` output bytes of fds 1/2, ``r`` a result (``{"reply":<the user process's JSON>,"id":<host id>}``),
+``R`` ready, ``f`` a fault (``{"reason":…}``). A result is framed only after every byte the user process wrote to
+fds 1 and 2 before answering has been framed: the output and the answer reach the host in order, in one write, so
+nothing marks where a cell's output ends and nothing can be forged to end it early. Output while no answer is due is
+held for HOLD_S (or up to HOLD_BYTES) and then forwarded, so the host is woken once per burst, not per line.
+
+It is non-dumpable, so the user process (same uid, no capabilities) cannot open its /proc fds or read its memory. A
+user-process message that does not answer the command due (the first announced one not answered yet), or a line over MAX_LINE bytes, is a protocol fault:
+this process tells the host why, kills the user process and exits. When the user process dies, this one forwards
+what it wrote and ends the same way (code or signal), so the host sees the death as before.
 """
 import ctypes
 import gc
@@ -19,8 +25,10 @@ import json
 import os
 import select
 import signal
+import struct
 import sys
 import time
+from collections import deque
 
 CMD_FD = int(os.environ.pop("STOA_CMD_FD", "3"))
 REPLY_FD = int(os.environ.pop("STOA_REPLY_FD", "4"))
@@ -30,6 +38,13 @@ USER_CMD_FD = int(os.environ.pop("STOA_USER_CMD_FD", "6"))
 MAX_LINE = 17 * 1024 * 1024
 FAULT_EXIT = 70
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE = 1, 4
+# Output with no answer due is forwarded after this long, or once this much is held.
+HOLD_S = 0.002
+HOLD_BYTES = 64 * 1024
+HEADER = struct.Struct(">cI")
+# What fds 1 and 2 can hold (Linux's default pipe size): at most this much was written but not yet read when the
+# user process answers, since a writer blocks on a full pipe.
+PIPE_BYTES = 64 * 1024
 
 
 def _prctl(option, value):
@@ -60,9 +75,15 @@ def confine():
 
 
 def _write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+    written = os.write(fd, data)
+    if written < len(data):  # a pipe write is whole unless a signal cut it short
+        view = memoryview(data)[written:]
+        while view:
+            view = view[os.write(fd, view):]
+
+
+def frame(kind, payload):
+    return HEADER.pack(kind, len(payload)) + payload
 
 
 class Lines(object):
@@ -87,32 +108,98 @@ class Lines(object):
         return lines
 
 
+class Poller(object):
+    """epoll where there is one (the fds are registered once, not on every wait), else poll; timeouts in ms."""
+
+    def __init__(self):
+        epoll = getattr(select, "epoll", None)
+        self.impl = epoll() if epoll else select.poll()
+        self.scale = 0.001 if epoll else 1
+
+    def register(self, fd):
+        self.impl.register(fd, select.EPOLLIN if self.scale != 1 else select.POLLIN)
+
+    def unregister(self, fd):
+        self.impl.unregister(fd)
+
+    def poll(self, timeout_ms):
+        return self.impl.poll(timeout_ms * self.scale)
+
+
 class Supervisor(object):
-    def __init__(self, child, from_child):
+    def __init__(self, child, from_child, outputs):
         self.child = child
         self.from_child = from_child
+        self.outputs = outputs  # {fd: frame kind} of the user process's fds 1 and 2
         self.parent = os.getppid()
-        self.pending = None  # (host id, nonce, token) of the command the user process owes a reply
+        self.pending = deque()  # (host id, token) of the announced commands not answered yet, oldest first
         self.ready = False
         self.commands = Lines()
         self.replies = Lines()
+        self.held = []  # frames not yet written to the host
+        self.held_bytes = 0
+        self.deadline = None  # when held output must go out
+        self.poller = Poller()
+
+    def send(self, data=None):
+        """Writes the held frames (and `data`) to the host in one write."""
+        if self.held:
+            if data is not None:
+                self.held.append(data)
+            data = b"".join(self.held)
+            self.held, self.held_bytes, self.deadline = [], 0, None
+        if data is not None:
+            _write_all(REPLY_FD, data)
 
     def fault(self, reason):
         """The user process broke the protocol: tell the host why, end both processes."""
         try:
-            _write_all(REPLY_FD, (json.dumps({"type": "fault", "reason": reason}) + "\n").encode("ascii"))
+            self.send(frame(b"f", json.dumps({"reason": reason}).encode("ascii")))
         finally:
             try:
                 os.kill(self.child, signal.SIGKILL)
             finally:
                 os._exit(FAULT_EXIT)
 
+    def take(self, fd, limit):
+        """Holds up to `limit` bytes of the user process's output on `fd`: the count, or -1 when every writer closed it."""
+        try:
+            data = os.read(fd, limit)
+        except BlockingIOError:
+            return 0
+        if not data:
+            self.poller.unregister(fd)
+            del self.outputs[fd]
+            os.close(fd)
+            return -1
+        self.held.append(frame(self.outputs[fd], data))
+        self.held_bytes += len(data)
+        if self.held_bytes >= HOLD_BYTES:
+            self.send()
+        elif self.deadline is None:
+            self.deadline = time.monotonic() + HOLD_S
+        return len(data)
+
+    def drain(self, fd):
+        """Takes in what `fd` holds, and at most a pipe's worth more: everything the user process wrote before its
+        latest message (a child process writing on and on cannot keep this loop going)."""
+        left = PIPE_BYTES
+        while left > 0 and fd in self.outputs:
+            got = self.take(fd, left)
+            if got < left:  # a short read emptied the pipe (or it is at its end)
+                return
+            left -= got
+
+    def drain_outputs(self):
+        for fd in list(self.outputs):
+            self.drain(fd)
+
     def on_command(self, line):
-        cid, nonce, token = line.split(b" ", 2)
-        self.pending = (cid, nonce, token)
+        cid, token = line.split(b" ", 1)
+        self.pending.append((cid, token))
 
     def await_command(self):
-        """A reply came before this process read the host's pending line (written first): read it now."""
+        """A reply came before this process read the host's announcement (written first): read it now."""
         poller = select.poll()
         poller.register(CMD_FD, select.POLLIN)
         if poller.poll(1000):
@@ -124,19 +211,16 @@ class Supervisor(object):
             if cid != b"ready":
                 self.fault("the kernel's first message was not its ready signal")
             self.ready = True
-            _write_all(REPLY_FD, b'{"type":"ready"}\n')
+            self.send(frame(b"R", b"{}"))
             return
-        if self.pending is None:
+        if not self.pending:
             self.await_command()
-        if self.pending is None or cid != self.pending[2]:
+        if not self.pending or cid != self.pending[0][1]:
             self.fault("user code wrote to the driver's reply channel (a message that answers no pending command)")
-        pending_id, nonce, _token = self.pending
-        self.pending = None
-        marker = b"\x00STOA:" + nonce + b"\x00\n"
-        os.write(1, marker)
-        os.write(2, marker)
-        # The host's keys come last: JSON.parse keeps the last of duplicate keys, so no body can change them.
-        _write_all(REPLY_FD, b'{"reply":' + body + b',"type":"result","id":' + pending_id + b"}\n")
+        pending_id = self.pending.popleft()[0]
+        # The host's key comes last: JSON.parse keeps the last of duplicate keys, so no body can change it.
+        self.send(b"".join((HEADER.pack(b"r", len(body) + len(pending_id) + 16), b'{"reply":', body, b',"id":',
+                            pending_id, b"}")))
 
     def read_commands(self):
         data = os.read(CMD_FD, 65536)
@@ -165,6 +249,11 @@ class Supervisor(object):
         pid, status = os.waitpid(self.child, 0 if block else os.WNOHANG)
         if pid != self.child:
             return
+        try:  # what it wrote before it ended still reaches the host
+            self.drain_outputs()
+            self.send()
+        except OSError:
+            pass
         if os.WIFSIGNALED(status):  # end the same way, so the host reports the same signal
             sig = os.WTERMSIG(status)
             if sig not in (signal.SIGKILL, signal.SIGSTOP):
@@ -187,17 +276,30 @@ class Supervisor(object):
             os._exit(code)
 
     def serve(self, wake):
-        poller = select.poll()
+        """The loop. Output is taken in before any message of the same wake-up: output written before a message is
+        readable by the time the message is, so a result is framed after all of its cell's output."""
         handlers = {CMD_FD: self.read_commands, CTL_FD: self.interrupt, self.from_child: self.read_replies,
                     wake: lambda: (os.read(wake, 512), self.wait_child())}
+        for fd in self.outputs:
+            handlers[fd] = lambda fd=fd: self.drain(fd)
         for fd in handlers:
-            poller.register(fd, select.POLLIN)
+            self.poller.register(fd)
+        outputs = self.outputs
         while True:
-            events = poller.poll(1000)
-            if not events and os.getppid() != self.parent:
-                self.stop(1)  # the host (or bwrap) is gone
+            timeout = 1000 if self.deadline is None else max(0, int((self.deadline - time.monotonic()) * 1000) + 1)
+            events = self.poller.poll(timeout)
+            if not events:
+                if self.deadline is not None:
+                    self.send()
+                elif os.getppid() != self.parent:
+                    self.stop(1)  # the host (or bwrap) is gone
+                continue
+            if len(events) > 1:
+                events.sort(key=lambda e: e[0] not in outputs)  # output first
             for fd, _ in events:
                 handlers[fd]()
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                self.send()
 
 
 def main(serve_user):
@@ -211,13 +313,19 @@ def main(serve_user):
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     _prctl(PR_SET_DUMPABLE, 0)
     replies_r, replies_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
     gc.freeze()  # the user process shares these pages; keep this side from touching them
     supervisor_pid = os.getpid()
     child = os.fork()
     if child == 0:
         try:
-            for fd in (CMD_FD, REPLY_FD, CTL_FD, replies_r):
+            for fd in (CMD_FD, REPLY_FD, CTL_FD, replies_r, out_r, err_r):
                 os.close(fd)
+            os.dup2(out_w, 1)
+            os.dup2(err_w, 2)
+            os.close(out_w)
+            os.close(err_w)
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
             if os.getppid() != supervisor_pid:
                 os._exit(1)
@@ -229,14 +337,16 @@ def main(serve_user):
             import traceback
             traceback.print_exc()
             os._exit(1)
-    os.close(USER_CMD_FD)
-    os.close(replies_w)
+    for fd in (USER_CMD_FD, replies_w, out_w, err_w):
+        os.close(fd)
+    for fd in (out_r, err_r):
+        os.set_blocking(fd, False)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
     signal.set_wakeup_fd(wake_w)
     signal.signal(signal.SIGCHLD, lambda signum, frame: None)
-    supervisor = Supervisor(child, replies_r)
+    supervisor = Supervisor(child, replies_r, {out_r: b"o", err_r: b"e"})
     supervisor.wait_child()  # it may have died before the handler was in place
     supervisor.serve(wake_r)
 

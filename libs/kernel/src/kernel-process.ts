@@ -5,17 +5,16 @@ import { StringDecoder } from 'node:string_decoder';
 import { Logger } from '@nestjs/common';
 import { randomToken, settlesWithin } from '@stoa/core';
 import {
-  BoundedLines,
   commandLine,
-  pendingLine,
   type DriverFrame,
   type DriverReply,
-  MAX_REPLY_LINE_BYTES,
-  parseFrame,
+  FrameReader,
+  MAX_FRAME_BYTES,
+  pendingLine,
 } from './driver-channel';
 import { describeExit, unfinished, unwrapExit } from './kernel-exit';
 import { KernelDeadError, KernelStartError } from './kernel.errors';
-import { MarkerSplitter, OutputCapture } from './output-capture';
+import { OutputCapture } from './output-capture';
 import type { LaunchSpec } from './sandbox';
 import {
   type DumpResult,
@@ -32,21 +31,25 @@ type DriverOp = 'exec' | 'inspect' | 'install_tools' | 'capture' | 'literals' | 
 /** After a timeout's interrupt, how long a transfer op (user __reduce__ / __setstate__) may take to yield. */
 const TRANSFER_GRACE_MS = 2000;
 
-/** What the supervisor is told of a command before it is sent: host id, end-marker nonce, reply token. */
+/** What the supervisor is told of a command before it is sent: host id and reply token. */
 interface Armed {
   id: number;
-  nonce: string;
   token: string;
 }
 
 interface Pending {
   id: number;
   reply?: DriverReply;
-  stdoutDone: boolean;
-  stderrDone: boolean;
+  stdout: OutputCapture;
+  stderr: OutputCapture;
   settle: () => void;
-  check: () => void;
 }
+
+/** Commands announced to the supervisor per write (see arm). */
+const ARM_BATCH = 16;
+
+/** Start-up diagnostics kept for the start error (the interpreter's or the driver's traceback). */
+const STARTUP_STDERR_CHARS = 8000;
 
 /**
  * One Python kernel process running the Stoa driver, in its own process group. Executions are
@@ -60,11 +63,11 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
   /** To the user-code process: the commands themselves (sent straight, so the supervisor is not a hop on the way in). */
   private readonly userCommands: Writable;
   private readonly control: Writable;
-  private readonly out = new MarkerSplitter();
-  private readonly err = new MarkerSplitter();
+  /** The user process's output, decoded per stream (a character split across frames is joined). */
+  private readonly decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
   private pending: Pending | undefined;
-  /** The next command's pending line, already with the supervisor (written while the kernel is idle). */
-  private armed: Armed | undefined;
+  /** Commands announced to the supervisor and not sent yet, oldest first (written while the kernel is idle). */
+  private readonly armed: Armed[] = [];
   /** Environment variables the next command carries (see assign). */
   private identity: Record<string, string> | undefined;
   private arming: NodeJS.Immediate | undefined;
@@ -92,18 +95,20 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     this.control = pipes[5]!;
     this.userCommands = pipes[6]!;
     for (const pipe of [this.commands, this.control, this.userCommands]) pipe.on('error', () => undefined); // EPIPE when the kernel died; reported through 'exit'
-    this.pipeStream(this.child.stdout as Readable, this.out, 'stdout');
-    this.pipeStream(this.child.stderr as Readable, this.err, 'stderr');
+    // fds 1 and 2 carry only what the interpreter, bubblewrap or the supervisor print (user code writes to the
+    // supervisor): kept for the start error.
+    this.diagnostics(this.child.stdout as Readable);
+    this.diagnostics(this.child.stderr as Readable);
     this.closed = new Promise((resolve) => this.child.once('close', () => resolve()));
     this.ready = new Promise<void>((resolve, reject) => {
-      const replies = new BoundedLines(
-        MAX_REPLY_LINE_BYTES,
-        (line) => this.onLine(line, resolve),
-        () => this.fault(`it wrote a reply line over ${MAX_REPLY_LINE_BYTES / 1024 / 1024} MiB`),
+      const frames = new FrameReader(
+        MAX_FRAME_BYTES,
+        (frame) => this.onFrame(frame, resolve),
+        (reason) => this.fault(reason),
       );
       (this.child.stdio[4] as Readable).on('data', (chunk: Buffer) => {
         try {
-          replies.push(chunk);
+          frames.push(chunk);
         } catch (err) {
           this.fault(`its reply could not be handled (${(err as Error).message})`);
         }
@@ -113,8 +118,13 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
         const { code, signal } = unwrapExit(rawCode, rawSignal, this.spec.wrapped);
         this.exited = { code, signal };
         const why = this.faultReason ? `it was stopped because ${this.faultReason}` : describeExit(code, signal);
-        reject(
-          new KernelStartError(`The kernel exited during start-up (${why}). ${this.startupStderr.slice(-2000)}`.trim()),
+        // What it printed is read by then (the pipes close after the exit is seen).
+        void settlesWithin(this.closed, 1000).then(() =>
+          reject(
+            new KernelStartError(
+              `The kernel exited during start-up (${why}). ${this.startupStderr.slice(-2000)}`.trim(),
+            ),
+          ),
         );
         this.killGroup();
         this.emit('exit', code, signal);
@@ -232,8 +242,8 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     const started = performance.now();
     if (this.arming) clearImmediate(this.arming);
     this.arming = undefined;
-    const { id, nonce, token } = this.armed ?? this.arm();
-    this.armed = undefined;
+    if (!this.armed.length) this.arm();
+    const { id, token } = this.armed.shift()!;
     const stdout = new OutputCapture(
       opts.captureChars,
       opts.captureChars,
@@ -246,18 +256,8 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     );
     let settle!: () => void;
     const done = new Promise<void>((resolve) => (settle = resolve));
-    const pending: Pending = {
-      id,
-      stdoutDone: false,
-      stderrDone: false,
-      settle,
-      check: () => {
-        if (pending.reply && pending.stdoutDone && pending.stderrDone) settle();
-      },
-    };
+    const pending: Pending = { id, stdout, stderr, settle };
     this.pending = pending;
-    this.out.begin(nonce, stdout, () => ((pending.stdoutDone = true), pending.check()));
-    this.err.begin(nonce, stderr, () => ((pending.stderrDone = true), pending.check()));
     // The supervisor's line is in its pipe (written by arm) before the user process can answer the command.
     const identity = this.identity;
     this.identity = undefined;
@@ -291,10 +291,8 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
         await settlesWithin(this.closed, 1000);
       }
     } finally {
-      this.out.end();
-      this.err.end();
       this.pending = undefined;
-      if (!this.exited) this.arming = setImmediate(() => this.armNext());
+      if (!this.exited && !this.armed.length) this.arming = setImmediate(() => this.armNext());
     }
     return {
       outcome,
@@ -315,20 +313,25 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
   }
 
   /**
-   * Tells the supervisor which command comes next. Done once the answer to the previous one is on its way (an
-   * immediate), so the write and the supervisor's wake-up are off the next command's path; a command sent sooner
-   * writes its own line first. The line is no secret the user process could use: it never sees the nonce, and the
-   * token reaches it only with the command itself.
+   * Tells the supervisor which commands come next, ARM_BATCH of them in one write: done while the kernel is idle
+   * (at start, or in an immediate once the previous answer is on its way), so the write and the supervisor's
+   * wake-up are off the commands' path and happen once per batch. A command sent with none announced writes the
+   * batch first. The lines are no secret the user process could use: a token reaches it only with its command, and
+   * the supervisor takes answers in announcement order only.
    */
-  private arm(): Armed {
-    const armed = { id: this.nextId++, nonce: randomToken(12), token: randomToken(8) };
-    this.commands.write(pendingLine(armed.id, armed.nonce, armed.token));
-    return armed;
+  private arm(): void {
+    let lines = '';
+    for (let i = 0; i < ARM_BATCH; i++) {
+      const armed = { id: this.nextId++, token: randomToken(8) };
+      this.armed.push(armed);
+      lines += pendingLine(armed.id, armed.token);
+    }
+    this.commands.write(lines);
   }
 
   private armNext(): void {
     this.arming = undefined;
-    if (!this.exited && !this.pending && !this.armed) this.armed = this.arm();
+    if (!this.exited && !this.pending && !this.armed.length) this.arm();
   }
 
   /** Asks the driver for SIGINT (KeyboardInterrupt in user code; the namespace survives). */
@@ -357,18 +360,29 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     }
   }
 
-  /** One line from the reply pipe: every line is untrusted and checked; a bad one stops the kernel. */
-  private onLine(line: string, ready: () => void): void {
-    const parsed = parseFrame(line);
-    if ('fault' in parsed) return this.fault(parsed.fault);
-    const msg: DriverFrame = parsed.frame;
-    if (msg.type === 'ready') return (this.armNext(), ready());
-    if (msg.type === 'fault') return this.fault(msg.reason.slice(0, 500));
+  /** One frame from the reply pipe (the reader has checked it): output, a result, ready, or a fault. */
+  private onFrame(frame: DriverFrame, ready: () => void): void {
+    if (frame.type === 'output') return this.onOutput(frame.stream, frame.data);
+    if (frame.type === 'ready') return (this.armNext(), ready());
+    if (frame.type === 'fault') return this.fault(frame.reason);
     const pending = this.pending;
-    if (!pending || msg.id !== pending.id || pending.reply)
-      return this.fault(`it sent a result for command ${msg.id}, which is not the one pending`);
-    pending.reply = msg.reply;
-    pending.check();
+    if (!pending || frame.id !== pending.id || pending.reply)
+      return this.fault(`it sent a result for command ${frame.id}, which is not the one pending`);
+    pending.reply = frame.reply;
+    if (frame.reply.echo) pending.stdout.append(frame.reply.echo);
+    pending.settle();
+  }
+
+  /** Output of the user process: the pending execution's (everything before its result); while idle it belongs to none. */
+  private onOutput(stream: 'stdout' | 'stderr', data: Buffer): void {
+    const text = this.decoders[stream].write(data);
+    const pending = this.pending;
+    if (pending && !pending.reply) pending[stream].append(text);
+    else if (stream === 'stderr') this.keepStartupStderr(text);
+  }
+
+  private keepStartupStderr(text: string): void {
+    if (this.startupStderr.length < STARTUP_STDERR_CHARS) this.startupStderr += text;
   }
 
   /** The kernel broke the driver protocol: kill it; the execution (or the start) reports `reason`. */
@@ -380,16 +394,8 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     this.killGroup();
   }
 
-  private pipeStream(stream: Readable, splitter: MarkerSplitter, name: string): void {
+  private diagnostics(stream: Readable): void {
     const decoder = new StringDecoder('utf8');
-    stream.on('data', (chunk: Buffer) => {
-      try {
-        const text = decoder.write(chunk);
-        if (!this.pending && name === 'stderr' && this.startupStderr.length < 8000) this.startupStderr += text;
-        splitter.push(text);
-      } catch (err) {
-        this.logger.error({ pid: this.child.pid, err: (err as Error).message }, `kernel ${name} handling failed`);
-      }
-    });
+    stream.on('data', (chunk: Buffer) => this.keepStartupStderr(decoder.write(chunk)));
   }
 }
