@@ -223,7 +223,10 @@ class Supervisor(object):
                             pending_id, b"}")))
 
     def read_commands(self):
-        data = os.read(CMD_FD, 65536)
+        try:
+            data = os.read(CMD_FD, 65536)
+        except BlockingIOError:  # taken already by await_command in this wake-up
+            return
         if not data:  # the host closed the command pipe: it is gone or done with this kernel
             self.stop(0)
         for line in self.commands.feed(data):
@@ -239,7 +242,10 @@ class Supervisor(object):
             self.fault("user code wrote more than %d MiB without a newline to the driver's reply channel" % (MAX_LINE >> 20))
 
     def interrupt(self):
-        data = os.read(CTL_FD, 64)
+        try:
+            data = os.read(CTL_FD, 64)
+        except BlockingIOError:
+            return
         if not data:
             self.stop(0)
         if b"i" in data:
@@ -284,7 +290,7 @@ class Supervisor(object):
             handlers[fd] = lambda fd=fd: self.drain(fd)
         for fd in handlers:
             self.poller.register(fd)
-        outputs = self.outputs
+        order = {CMD_FD: 1, CTL_FD: 1, self.from_child: 2, wake: 3}
         while True:
             timeout = 1000 if self.deadline is None else max(0, int((self.deadline - time.monotonic()) * 1000) + 1)
             events = self.poller.poll(timeout)
@@ -295,7 +301,7 @@ class Supervisor(object):
                     self.stop(1)  # the host (or bwrap) is gone
                 continue
             if len(events) > 1:
-                events.sort(key=lambda e: e[0] not in outputs)  # output first
+                events.sort(key=lambda e: order.get(e[0], 0))  # output, then announcements, then answers
             for fd, _ in events:
                 handlers[fd]()
             if self.deadline is not None and time.monotonic() >= self.deadline:
@@ -315,7 +321,9 @@ def main(serve_user):
     replies_r, replies_w = os.pipe()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    gc.freeze()  # the user process shares these pages; keep this side from touching them
+    # What exists now (the interpreter, the driver's modules) is shared with the user process page for page: frozen,
+    # so neither side's garbage collector writes to it (copy-on-write would make each side's copy private).
+    gc.freeze()
     supervisor_pid = os.getpid()
     child = os.fork()
     if child == 0:
@@ -330,7 +338,6 @@ def main(serve_user):
             if os.getppid() != supervisor_pid:
                 os._exit(1)
             _prctl(PR_SET_DUMPABLE, 1)
-            gc.unfreeze()
             serve_user(USER_CMD_FD, replies_w)
             os._exit(0)
         except BaseException:  # noqa: B902 - a start-up failure of the driver: its traceback goes to the host's log
@@ -339,7 +346,7 @@ def main(serve_user):
             os._exit(1)
     for fd in (USER_CMD_FD, replies_w, out_w, err_w):
         os.close(fd)
-    for fd in (out_r, err_r):
+    for fd in (out_r, err_r, CMD_FD, CTL_FD):  # a wake-up's stale event never blocks the loop
         os.set_blocking(fd, False)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     wake_r, wake_w = os.pipe()
