@@ -11,7 +11,7 @@ import { claimPidFile, releasePidFile } from './pid-file';
 export function lockDataDir(dataDir: string): () => void {
   mkdirSync(dataDir, { recursive: true });
   const file = join(dataDir, '.stoa.lock');
-  const owner = claimPidFile(file, true);
+  const owner = claimPidFile(file, true).holder;
   if (owner !== undefined) {
     throw new KernelStartError(
       `The data dir ${dataDir} is in use by another Stoa server (pid ${owner}). Give each server its own data_dir ` +

@@ -3,9 +3,11 @@ import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:f
 /**
  * Creates `file` holding this process's pid (`O_EXCL`, mode 0600). A file left by a process that is gone is
  * taken over; one held by a live process is not — this one included, unless `ownIsFree` (a lock this process
- * may take again, unlike a lease another part of it holds). Returns the holder's pid, or undefined when claimed.
+ * may take again, unlike a lease another part of it holds). `holder` is the live holder's pid when not claimed;
+ * `tookOver` says a dead holder's file was replaced.
  */
-export function claimPidFile(file: string, ownIsFree = false): number | undefined {
+export function claimPidFile(file: string, ownIsFree = false): { holder?: number; tookOver: boolean } {
+  let tookOver = false;
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(file, 'wx', 0o600);
@@ -14,11 +16,12 @@ export function claimPidFile(file: string, ownIsFree = false): number | undefine
       } finally {
         closeSync(fd);
       }
-      return undefined;
+      return { tookOver };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const holder = holderOf(file);
-      if (processAlive(holder) && !(ownIsFree && holder === process.pid)) return holder;
+      if (processAlive(holder) && !(ownIsFree && holder === process.pid)) return { holder, tookOver };
+      tookOver = true;
       try {
         unlinkSync(file);
       } catch {
@@ -26,7 +29,7 @@ export function claimPidFile(file: string, ownIsFree = false): number | undefine
       }
     }
   }
-  return holderOf(file);
+  return { holder: holderOf(file), tookOver };
 }
 
 /** Removes `file` if this process holds it. */

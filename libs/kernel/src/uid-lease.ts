@@ -1,11 +1,14 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { KernelStartError } from './kernel.errors';
 import { claimPidFile, releasePidFile } from './pid-file';
 
 /** Default host-wide directory of uid leases: on tmpfs, so a reboot frees every lease. */
 export const DEFAULT_LEASE_DIR = '/run/stoa/uids';
+
+/** How long a scan of the host's processes stands for the present when picking a uid (see `acquire`). */
+const SCAN_FRESH_MS = 2000;
 
 export interface UidLeaseOptions {
   base: number;
@@ -19,12 +22,19 @@ export interface UidLeaseOptions {
 /**
  * Kernel uids leased host-wide, so two servers on one machine never hand out the same uid: one lease file
  * per uid (`O_EXCL`, holding the owner's pid), a stale lease (its server is gone) taken over only when no
- * process, zombies included, still runs as that uid. A released uid's leftovers are killed; a uid that
- * still has processes is skipped until they are gone (they would count against the next holder's limits).
+ * process, zombies included, still runs as that uid. A released uid's leftovers are killed and the lease is given
+ * back only once none is left; a uid that still has processes is skipped until they are gone (they would count
+ * against the next holder's limits).
+ *
+ * Finding the processes of a uid means a look at every process of the host (one stat of /proc/<pid> each, ~25 µs on
+ * a VM): a release does it, and `acquire` picks from the latest scan while it is fresh, scanning again only when it
+ * is not, when it takes over a stale lease, or before it gives up. A uid without a lease gets no new process after
+ * that scan: only a lease holder starts processes as a kernel uid, and a release kills what is left first.
  */
 export class UidLeases {
   private readonly held = new Set<number>();
   private next: number;
+  private scan: { at: number; busy: Set<number> } | undefined;
 
   constructor(private readonly o: UidLeaseOptions) {
     mkdirSync(o.dir, { recursive: true, mode: 0o700 });
@@ -33,31 +43,24 @@ export class UidLeases {
 
   /** Leases a free uid or throws when the whole range is taken. */
   acquire(): number {
-    const { base, count } = this.o;
-    const busy = uidsInUse();
-    for (let i = 0; i < count; i++) {
-      const uid = base + ((this.next + i) % count);
-      if (this.held.has(uid) || busy.has(uid) || !this.claim(uid)) continue;
-      this.next = (this.next + i + 1) % count;
-      this.held.add(uid);
-      return uid;
+    const fresh = this.scan && performance.now() - this.scan.at < SCAN_FRESH_MS ? this.scan.busy : undefined;
+    const uid = this.pick(fresh ?? this.scanNow()) ?? (fresh && this.pick(this.scanNow()));
+    if (uid === undefined) {
+      const { base, count } = this.o;
+      throw new KernelStartError(
+        `All ${count} kernel uids (sandbox.uid_base ${base}…${base + count - 1}) are leased or still run processes on this host; ` +
+          'close sessions, or give this server a range of its own (sandbox.uid_base / sandbox.uid_count).',
+      );
     }
-    throw new KernelStartError(
-      `All ${count} kernel uids (sandbox.uid_base ${base}…${base + count - 1}) are leased or still run processes on this host; ` +
-        'close sessions, or give this server a range of its own (sandbox.uid_base / sandbox.uid_count).',
-    );
+    return uid;
   }
 
   /** Kills whatever still runs as `uid` and gives the lease back. */
   release(uid: number): void {
     if (!this.held.delete(uid)) return;
-    for (const pid of pidsOf(uid)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        /* gone meanwhile */
-      }
-    }
+    const procs = processes();
+    this.remember(performance.now(), procs);
+    killAll(procs.filter(([, u]) => u === uid).map(([pid]) => pid));
     releasePidFile(this.file(uid));
   }
 
@@ -66,9 +69,34 @@ export class UidLeases {
     for (const uid of [...this.held]) this.release(uid);
   }
 
-  /** The lease file for `uid`; a dead server's lease is taken over (the caller checked nothing runs as it). */
-  private claim(uid: number): boolean {
-    return claimPidFile(this.file(uid)) === undefined;
+  private pick(busy: Set<number>): number | undefined {
+    const { base, count } = this.o;
+    for (let i = 0; i < count; i++) {
+      const uid = base + ((this.next + i) % count);
+      if (this.held.has(uid) || busy.has(uid)) continue;
+      const claim = claimPidFile(this.file(uid));
+      if (claim.holder !== undefined) continue;
+      // A dead server's lease: its kernels may have outlived it, so look now, whatever the last scan said.
+      if (claim.tookOver && this.scanNow().has(uid)) {
+        releasePidFile(this.file(uid));
+        continue;
+      }
+      this.next = (this.next + i + 1) % count;
+      this.held.add(uid);
+      return uid;
+    }
+    return undefined;
+  }
+
+  private scanNow(): Set<number> {
+    return this.remember(performance.now(), processes());
+  }
+
+  /** A scan begun at `at` as the latest, unless a later one is in hand. */
+  private remember(at: number, procs: [number, number][]): Set<number> {
+    const busy = new Set(procs.map(([, uid]) => uid));
+    if (!this.scan || this.scan.at <= at) this.scan = { at, busy };
+    return busy;
   }
 
   private file(uid: number): string {
@@ -76,30 +104,26 @@ export class UidLeases {
   }
 }
 
-/** The real uid of every process, zombies included (what RLIMIT_NPROC counts). */
-function uidsInUse(): Set<number> {
-  const out = new Set<number>();
-  for (const [, uid] of processes()) out.add(uid);
-  return out;
+function killAll(pids: number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone meanwhile */
+    }
+  }
 }
 
-function pidsOf(uid: number): number[] {
-  return processes()
-    .filter(([, u]) => u === uid)
-    .map(([pid]) => pid);
-}
-
+/** The uid of every process, zombies included (what RLIMIT_NPROC counts): the owner of its /proc directory. */
 function processes(): [pid: number, uid: number][] {
   const out: [number, number][] = [];
   for (const d of readdirSync('/proc')) {
-    if (d.charCodeAt(0) < 48 || d.charCodeAt(0) > 57) continue;
-    // Not the owner of /proc/<pid>: a process that dropped its uid itself is non-dumpable and shows as root.
-    try {
-      const m = /\nUid:\s+(\d+)/.exec(readFileSync(`/proc/${d}/status`, 'latin1'));
-      if (m) out.push([Number(d), Number(m[1])]);
-    } catch {
-      /* exited meanwhile */
-    }
+    const c = d.charCodeAt(0);
+    if (c < 48 || c > 57) continue;
+    // The directory's owner is the process's effective uid (dumpable or not, zombie or not); a kernel's real and
+    // effective uids are one (it cannot gain privileges), and one stat costs a quarter of reading its status.
+    const st = statSync(`/proc/${d}`, { throwIfNoEntry: false });
+    if (st) out.push([Number(d), st.uid]);
   }
   return out;
 }
