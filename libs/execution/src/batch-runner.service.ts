@@ -112,6 +112,7 @@ export class BatchRunner {
         timeoutS: item.timeoutS,
         policy: item.policy,
         onOutput,
+        capture: item.resultVariable || undefined,
       });
       const shaped = { ...this.cells.shape(run, item.timeoutS).result, description: '', session_id: item.sessionId };
       this.activity.batchItem(
@@ -127,12 +128,10 @@ export class BatchRunner {
         shaped,
       );
       if (signal.aborted) return { status: JobStatus.cancelled, result: shaped, payload: null, error: 'cancelled' };
-      const captured =
-        shaped.success && item.resultVariable ? await kernel.capture(item.resultVariable, 10_000) : undefined;
       return {
         status: shaped.success ? JobStatus.completed : JobStatus.failed,
         result: shaped,
-        payload: captured?.value ?? null,
+        payload: (shaped.success && run.captured?.value) ?? null,
         error: shaped.success ? null : shaped.error,
       };
     } finally {

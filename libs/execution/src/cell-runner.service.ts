@@ -32,6 +32,8 @@ export interface CellOptions {
   timeoutS: number;
   policy?: FunctionPolicy;
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
+  /** A variable to read after the cell when it did not raise (a batch item's result), in the same round trip. */
+  capture?: string;
 }
 
 /** A cell run in a session, with the files it wrote that were registered. */
@@ -97,6 +99,7 @@ export class CellRunner {
       screen: this.kernels.screenOptions,
       policy: o.policy,
       onOutput: o.onOutput,
+      capture: o.capture,
     };
     const run = await inSpan('kernel.execute', { attributes: { 'stoa.code.bytes': Buffer.byteLength(code) } }, () =>
       this.kernels.guardCell(kernel, dirs, () =>

@@ -162,6 +162,8 @@ class Driver(object):
             text = json.dumps(message, allow_nan=False)
         except ValueError as exc:  # NaN / Infinity somewhere in a value: JSON cannot carry them
             text = json.dumps({"ok": False, "error": "The kernel could not encode this step's result as JSON (%s)." % exc})
+        if len(text) > MAX_REPLY_BYTES and "captured" in message:  # the cell's result without it, as a capture alone
+            return self.send(cid, dict((k, v) for k, v in message.items() if k != "captured"))
         if len(text) > MAX_REPLY_BYTES:
             text = json.dumps({"ok": False, "error": "This step's result is %d bytes, over the kernel's %d MiB reply limit; "
                                "return less (write large results to a file in AGORA_OUTPUT_DIR)." % (len(text), MAX_REPLY_BYTES >> 20)})
@@ -361,14 +363,26 @@ class Driver(object):
             trace = self.tools.trace if self.tools is not None else None
             if self.tools is not None:
                 self.tools.end()  # drops the trace's refs; the reply keeps the records
-            return {"ok": ok, "error": error, "displays": self.displays.items, "stashed": list(self.stashed),
-                    "tool_calls": trace.records if trace else [], "tool_calls_dropped": trace.dropped if trace else {},
-                    "echo": self.echo}
+            reply = {"ok": ok, "error": error, "displays": self.displays.items, "stashed": list(self.stashed),
+                     "tool_calls": trace.records if trace else [], "tool_calls_dropped": trace.dropped if trace else {},
+                     "echo": self.echo}
+            if ok and command.get("capture"):  # a batch item's result variable, without a second round trip
+                try:
+                    reply["captured"] = _user_call(self.capture, command["capture"])
+                except Exception as exc:  # e.g. RecursionError in a deeply nested value: the cell's result stands
+                    reply["captured"] = {"kind": "repr", "value": "<capture failed: %s>" % type(exc).__name__}
+            return reply
+        if op == "warm":
+            # A pooled kernel runs the path of a cell once before it is handed out, so the first-touch costs (pages
+            # shared with the supervisor since the fork, copied on first write) are paid while it waits: the
+            # session's first cell then takes what any cell takes. Nothing of it stays in the namespace.
+            counter = self.counter
+            self.handle({"op": "exec", "code": "pass\nNone"})
+            self.counter = counter
+            return {"ok": True}
         if op == "install_tools":
             ok, error = self.install_tools(command.get("tools", []))
             return {"ok": ok, "error": error}
-        if op == "capture":
-            return {"ok": True, "value": self.capture(command.get("name", ""))}
         if op == "inspect":
             value = self.inspect()
             return {"ok": value is not None, "value": value}

@@ -27,6 +27,8 @@ export interface DriverReply {
   stashed: string[];
   /** The trailing expression's text (`repr(value)` and a newline): the last of the cell's stdout. */
   echo?: string | null;
+  /** The variable a command asked to capture (`{kind: 'missing'}` when it does not exist). */
+  captured?: { kind: string; value?: unknown };
 }
 
 const replySchema = {
@@ -80,6 +82,11 @@ const replySchema = {
         },
         stashed: { type: 'array', maxItems: 10_000, default: [], items: { type: 'string', maxLength: 200 } },
         echo: { type: 'string', nullable: true },
+        captured: {
+          type: 'object',
+          required: ['kind'],
+          properties: { kind: { type: 'string', enum: ['json', 'repr', 'missing'] } },
+        },
       },
     },
   },

@@ -24,9 +24,16 @@ import {
   type LoadResult,
   type Serializer,
   type ToolSpec,
+  type CapturedValue,
 } from './kernel.types';
 
-type DriverOp = 'exec' | 'inspect' | 'install_tools' | 'capture' | 'literals' | 'dump' | 'load';
+/** A capture the driver sent, unless the variable was missing. */
+function capturedValue(v: unknown): CapturedValue | undefined {
+  const c = v as { kind?: string; value?: unknown } | undefined;
+  return c && (c.kind === 'json' || c.kind === 'repr') ? { kind: c.kind, value: c.value } : undefined;
+}
+
+type DriverOp = 'exec' | 'inspect' | 'install_tools' | 'literals' | 'dump' | 'load' | 'warm';
 
 /** After a timeout's interrupt, how long a transfer op (user __reduce__ / __setstate__) may take to yield. */
 const TRANSFER_GRACE_MS = 2000;
@@ -174,13 +181,13 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     }
   }
 
-  /** The value of a namespace variable: JSON when it serialises, else its repr; undefined when missing. */
-  async capture(name: string, timeoutMs: number): Promise<{ kind: 'json' | 'repr'; value: unknown } | undefined> {
-    const r = await this.execute('', { timeoutMs, graceMs: 1000, captureChars: 1000 }, 'capture', { name });
-    const v = r.value as { kind: string; value?: unknown } | undefined;
-    return r.outcome === ExecutionOutcome.completed && v && v.kind !== 'missing'
-      ? (v as { kind: 'json' | 'repr'; value: unknown })
-      : undefined;
+  /**
+   * Runs the path of a cell once with nothing left behind (see the driver's `warm` op): for a kernel that waits in
+   * the pool, so the session that takes it does not pay the first-touch costs. False when it could not.
+   */
+  async warm(timeoutMs: number): Promise<boolean> {
+    const r = await this.execute('', { timeoutMs, graceMs: 1000, captureChars: 1000 }, 'warm');
+    return r.outcome === ExecutionOutcome.completed && !r.raised;
   }
 
   /**
@@ -269,6 +276,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
         policy: opts.policy,
         screen: opts.screen,
         rewrite: opts.rewrite,
+        capture: opts.capture,
         ...(identity ? { identity } : {}),
       }),
     );
@@ -307,6 +315,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
       toolCalls: pending.reply?.tool_calls ?? [],
       toolCallsDropped: pending.reply?.tool_calls_dropped ?? {},
       stashed: pending.reply?.stashed ?? [],
+      captured: outcome === ExecutionOutcome.completed ? capturedValue(pending.reply?.captured) : undefined,
       durationMs: performance.now() - started,
       exit: outcome === ExecutionOutcome.died ? this.exited : undefined,
     };

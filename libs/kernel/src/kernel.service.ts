@@ -14,6 +14,7 @@ import type { SessionCgroup } from './cgroup';
 import type { KernelExecution } from './kernel.types';
 import { type DiskUsage, guardCell } from './session-limits';
 import { lockDataDir } from './data-dir-lock';
+import { KernelStartError } from './kernel.errors';
 import { UidLeases } from './uid-lease';
 
 /** What the kernel service needs from config. */
@@ -105,7 +106,7 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
     }
     this.pool = new WarmPool(
       settings.warmPool ?? 0,
-      () => this.startFresh(),
+      () => this.startWarm(),
       (l) => this.discard(l),
       settings.warmPoolMax,
     );
@@ -289,6 +290,14 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
       await this.releaseDirs(dirs);
       throw err;
     }
+  }
+
+  /** A kernel for the pool: started, then warmed (a kernel that cannot run the warm-up is not handed out). */
+  private async startWarm(): Promise<KernelLease> {
+    const lease = await this.startFresh();
+    if (await lease.kernel.warm(this.settings.startTimeoutMs)) return lease;
+    await this.discard(lease);
+    throw new KernelStartError('A new kernel could not run its warm-up cell; see the server log for its output.');
   }
 
   private async discard(lease: KernelLease): Promise<void> {

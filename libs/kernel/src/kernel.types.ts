@@ -57,6 +57,14 @@ export interface KernelExecution {
   exit?: { code: number | null; signal: NodeJS.Signals | null };
   /** A session cap this cell ran into (memory, processes, disk quota): what happened and what to do. */
   limitNotes?: string[];
+  /** The variable named by `ExecuteOptions.capture`: JSON when it serialises, else its repr; absent when missing. */
+  captured?: CapturedValue;
+}
+
+/** A namespace variable's value as the kernel could send it: JSON, or its repr when it is not JSON. */
+export interface CapturedValue {
+  kind: 'json' | 'repr';
+  value: unknown;
 }
 
 export interface ExecuteOptions {
@@ -71,6 +79,8 @@ export interface ExecuteOptions {
   policy?: { allowed?: string[]; blocked?: string[] };
   /** Live output (for progress notifications). */
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
+  /** A namespace variable to read once the cell ran without raising (a batch item's result), in the same round trip. */
+  capture?: string;
   /**
    * Asset tags and handle ids (keys: the exact string literals, as `literals()` returned them) replaced in the
    * code by variables bound to a path or to the loaded object. The code screen still sees the original code.

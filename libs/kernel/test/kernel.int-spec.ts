@@ -49,6 +49,60 @@ describe('KernelProcess (real Python)', () => {
     expect((await run(kernel, '1 + 1')).stdout.text()).toBe('2\n');
   });
 
+  it('reads a variable in the same round trip as the cell: JSON, else its repr; nothing when it raised', async () => {
+    const capture = (code: string, name: string) =>
+      kernel.execute(code, { timeoutMs: 10_000, graceMs: 2_000, captureChars: 1000, capture: name });
+    expect((await capture('r = {"a": [1, 2.5]}', 'r')).captured).toEqual({ kind: 'json', value: { a: [1, 2.5] } });
+    expect((await capture('r = {1, 2}', 'r')).captured).toEqual({ kind: 'repr', value: '{1, 2}' });
+    expect((await capture('pass', 'nowhere')).captured).toBeUndefined();
+    const raised = await capture('r = 5\n1/0', 'r');
+    expect(raised.raised).toBe(true);
+    expect(raised.captured).toBeUndefined();
+  });
+
+  it('keeps the result of a cell whose captured variable is over the reply limit, without the capture', async () => {
+    const r = await kernel.execute("big = 'x' * (17 << 20)\nprint('done')", {
+      timeoutMs: 20_000,
+      graceMs: 2_000,
+      captureChars: 1000,
+      capture: 'big',
+    });
+    expect(r.raised).toBe(false);
+    expect(r.stdout.text()).toBe('done\n');
+    expect(r.captured).toBeUndefined();
+  });
+
+  it('leaves nothing in the namespace after a warm-up, and the next cell is numbered as the first', async () => {
+    const fresh = await service.start(service.allocateDirs());
+    try {
+      expect(await fresh.warm(10_000)).toBe(true);
+      const r = await run(fresh, 'print(sorted(k for k in globals() if not k.startswith("__")))\n1/0');
+      expect(r.stderr.text()).toContain('File "<cell-1>", line 2');
+      expect(r.stdout.text()).toMatch(/^\[.*'display'.*\]\n$/);
+      expect(r.stdout.text()).not.toContain("'_'");
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('warms up and answers a cell on 45 new kernels in a row, each within 5 s', async () => {
+    // Soak test of a new kernel's first commands: the announcement of the first batch and the first answers reach the
+    // supervisor in the same wake-ups (it once blocked reading an announcement it had already taken, ~1 kernel in 30).
+    for (let round = 0; round < 15; round++) {
+      const fresh = await Promise.all([0, 1, 2].map(() => service.start(service.allocateDirs())));
+      try {
+        const runs = await Promise.all(
+          fresh.map(async (k) => [await k.warm(5_000), await run(k, 'n = 1\nn + 1', 5_000)] as const),
+        );
+        expect(runs.map(([warm, r]) => [warm, r.outcome, r.stdout.text()])).toEqual(
+          Array(3).fill([true, 'completed', '2\n']),
+        );
+      } finally {
+        await Promise.all(fresh.map((k) => k.close()));
+      }
+    }
+  }, 60_000);
+
   it('interrupts on timeout and keeps the namespace', async () => {
     await run(kernel, 'kept = 7');
     const r = await run(kernel, 'import time\nwhile True: time.sleep(0.05)', 500);
