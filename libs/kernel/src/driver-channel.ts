@@ -1,5 +1,5 @@
 import { Ajv } from 'ajv';
-import type { KernelDisplay, ToolCallRecord } from './kernel.types';
+import type { CapturedValue, KernelDisplay, ToolCallRecord } from './kernel.types';
 
 /**
  * The host's side of the kernel's reply pipe. Every byte on it is untrusted: frames are bounded, each result is
@@ -193,6 +193,12 @@ export class FrameReader {
     this.held = 0;
     this.onFault(reason);
   }
+}
+
+/** A reply's captured variable, unless it was missing. */
+export function capturedValue(reply: DriverReply | undefined): CapturedValue | undefined {
+  const c = reply?.captured;
+  return c && (c.kind === 'json' || c.kind === 'repr') ? { kind: c.kind, value: c.value } : undefined;
 }
 
 /** The supervisor's line for a command that gets a reply: `<id> <token>` (the user process answers `<token> …`). */

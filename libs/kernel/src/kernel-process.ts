@@ -5,6 +5,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { Logger } from '@nestjs/common';
 import { randomToken, settlesWithin } from '@stoa/core';
 import {
+  capturedValue,
   commandLine,
   type DriverFrame,
   type DriverReply,
@@ -24,14 +25,7 @@ import {
   type LoadResult,
   type Serializer,
   type ToolSpec,
-  type CapturedValue,
 } from './kernel.types';
-
-/** A capture the driver sent, unless the variable was missing. */
-function capturedValue(v: unknown): CapturedValue | undefined {
-  const c = v as { kind?: string; value?: unknown } | undefined;
-  return c && (c.kind === 'json' || c.kind === 'repr') ? { kind: c.kind, value: c.value } : undefined;
-}
 
 type DriverOp = 'exec' | 'inspect' | 'install_tools' | 'literals' | 'dump' | 'load' | 'warm';
 
@@ -133,7 +127,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
             ),
           ),
         );
-        this.killGroup();
+        this.kill();
         this.emit('exit', code, signal);
         this.pending?.settle();
       });
@@ -315,7 +309,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
       toolCalls: pending.reply?.tool_calls ?? [],
       toolCallsDropped: pending.reply?.tool_calls_dropped ?? {},
       stashed: pending.reply?.stashed ?? [],
-      captured: outcome === ExecutionOutcome.completed ? capturedValue(pending.reply?.captured) : undefined,
+      captured: outcome === ExecutionOutcome.completed ? capturedValue(pending.reply) : undefined,
       durationMs: performance.now() - started,
       exit: outcome === ExecutionOutcome.died ? this.exited : undefined,
     };
@@ -350,16 +344,6 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
 
   /** Kills the kernel and everything it started (its process group). */
   kill(): void {
-    this.killGroup();
-  }
-
-  /** Kills the group and waits until the process is reaped. */
-  async close(): Promise<void> {
-    this.killGroup();
-    await settlesWithin(this.closed, 5000);
-  }
-
-  private killGroup(): void {
     const pid = this.child.pid;
     if (!pid) return;
     try {
@@ -367,6 +351,12 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     } catch {
       /* group already gone */
     }
+  }
+
+  /** Kills the group and waits until the process is reaped. */
+  async close(): Promise<void> {
+    this.kill();
+    await settlesWithin(this.closed, 5000);
   }
 
   /** One frame from the reply pipe (the reader has checked it): output, a result, ready, or a fault. */
@@ -400,7 +390,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
       this.faultReason = reason;
       this.logger.warn({ pid: this.child.pid, reason }, 'kernel stopped: it broke the driver protocol');
     }
-    this.killGroup();
+    this.kill();
   }
 
   private diagnostics(stream: Readable): void {
