@@ -1,11 +1,11 @@
 """Stoa kernel supervisor: owns the host's pipes; user code runs in a child process that cannot reach them.
 
 Stdlib only (Python >= 3.8). The host tells this process which commands will come on CMD_FD (one line each,
-``<id> <token>``, several lines at a time, in the order it will send them) and sends interrupt requests on CTL_FD. The user-code process (forked after the rlimits and the
-uid drop) has those fds and REPLY_FD closed: it gets each command straight from the host as ``<token> <json>`` on
-USER_CMD_FD (a fresh random token per command; the host writes the pending line first, usually while the kernel is
-idle before that command) and answers ``<token> <json>`` on a private pipe. Its fds 1 and 2 are pipes to this
-process too, so everything the cell writes at the fd level (C extensions, child processes) comes here.
+``<id> <token>``, several lines at a time, in the order it will send them) and sends interrupt requests on CTL_FD.
+The user-code process (forked after the rlimits and the uid drop) has those fds and REPLY_FD closed: it gets each
+command straight from the host as ``<token> <json>`` on USER_CMD_FD (a fresh random token per command, announced
+here first, usually while the kernel is idle) and answers ``<token> <json>`` on a private pipe. Its fds 1 and 2 are
+pipes to this process too, so everything the cell writes at the fd level (C extensions, child processes) comes here.
 
 This process is the only writer of REPLY_FD, in frames of ``<kind:1 byte><length:4 bytes, big-endian><payload>``:
 ``o``/``e`` output bytes of fds 1/2, ``r`` a result (``{"reply":<the user process's JSON>,"id":<host id>}``),
@@ -15,9 +15,10 @@ nothing marks where a cell's output ends and nothing can be forged to end it ear
 held for HOLD_S (or up to HOLD_BYTES) and then forwarded, so the host is woken once per burst, not per line.
 
 It is non-dumpable, so the user process (same uid, no capabilities) cannot open its /proc fds or read its memory. A
-user-process message that does not answer the command due (the first announced one not answered yet), or a line over MAX_LINE bytes, is a protocol fault:
-this process tells the host why, kills the user process and exits. When the user process dies, this one forwards
-what it wrote and ends the same way (code or signal), so the host sees the death as before.
+user-process message that does not answer the command due (the first announced one not answered yet), or a line
+over MAX_LINE bytes, is a protocol fault: this process tells the host why, kills the user process and exits. When
+the user process dies, this one forwards what it wrote and ends the same way (code or signal), so the host sees the
+death as before.
 """
 import ctypes
 import gc
@@ -162,7 +163,8 @@ class Supervisor(object):
                 os._exit(FAULT_EXIT)
 
     def take(self, fd, limit):
-        """Holds up to `limit` bytes of the user process's output on `fd`: the count, or -1 when every writer closed it."""
+        """Holds up to `limit` bytes of the user process's output on `fd`: the count, or -1 at its end (every writer
+        closed it)."""
         try:
             data = os.read(fd, limit)
         except BlockingIOError:
