@@ -177,11 +177,12 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
 
   /**
    * Runs the path of a cell once with nothing left behind (see the driver's `warm` op): for a kernel that waits in
-   * the pool, so the session that takes it does not pay the first-touch costs. False when it could not.
+   * the pool, so the session that takes it does not pay the first-touch costs. Undefined when it ran, else why not.
    */
-  async warm(timeoutMs: number): Promise<boolean> {
+  async warm(timeoutMs: number): Promise<string | undefined> {
     const r = await this.execute('', { timeoutMs, graceMs: 1000, captureChars: 1000 }, 'warm');
-    return r.outcome === ExecutionOutcome.completed && !r.raised;
+    if (r.outcome === ExecutionOutcome.completed) return r.raised ? (r.error ?? 'it raised').slice(-500) : undefined;
+    return r.fault ?? (r.outcome === ExecutionOutcome.died ? 'it died' : 'it timed out');
   }
 
   /**

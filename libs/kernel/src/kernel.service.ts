@@ -295,9 +295,10 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
   /** A kernel for the pool: started, then warmed (a kernel that cannot run the warm-up is not handed out). */
   private async startWarm(): Promise<KernelLease> {
     const lease = await this.startFresh();
-    if (await lease.kernel.warm(this.settings.startTimeoutMs)) return lease;
+    const failed = await lease.kernel.warm(this.settings.startTimeoutMs);
+    if (failed === undefined) return lease;
     await this.discard(lease);
-    throw new KernelStartError('A new kernel could not run its warm-up cell; see the server log for its output.');
+    throw new KernelStartError(`A new kernel could not run its warm-up cell (${failed}); it was discarded.`);
   }
 
   private async discard(lease: KernelLease): Promise<void> {
