@@ -1,6 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import type { Readable, Writable } from 'node:stream';
+import type { Socket } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
 import { Logger } from '@nestjs/common';
 import { randomToken, settlesWithin } from '@stoa/core';
@@ -15,6 +14,7 @@ import {
 } from './driver-channel';
 import { describeExit, unfinished, unwrapExit } from './kernel-exit';
 import { KernelDeadError, KernelStartError } from './kernel.errors';
+import type { LaunchedKernel } from './kernel-launcher';
 import { OutputCapture } from './output-capture';
 import type { LaunchSpec } from './sandbox';
 import {
@@ -58,12 +58,11 @@ const STARTUP_STDERR_CHARS = 8000;
  */
 export class KernelProcess extends EventEmitter<{ exit: [code: number | null, signal: NodeJS.Signals | null] }> {
   readonly startedAt = Date.now();
-  private readonly child: ChildProcess;
-  /** To the supervisor: which command is pending and the nonce of its end markers (never seen by user code). */
-  private readonly commands: Writable;
+  /** To the supervisor: which commands come next, with their reply tokens (never seen by user code). */
+  private readonly commands: Socket;
   /** To the user-code process: the commands themselves (sent straight, so the supervisor is not a hop on the way in). */
-  private readonly userCommands: Writable;
-  private readonly control: Writable;
+  private readonly userCommands: Socket;
+  private readonly control: Socket;
   /** The user process's output, decoded per stream (a character split across frames is joined). */
   private readonly decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
   private pending: Pending | undefined;
@@ -74,6 +73,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
   private arming: NodeJS.Immediate | undefined;
   private nextId = 1;
   private exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  /** Resolves once the process is reaped and everything it wrote is read. */
   private readonly closed: Promise<void>;
   private readonly ready: Promise<void>;
   private startupStderr = '';
@@ -81,45 +81,39 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
   private faultReason: string | undefined;
   private readonly logger = new Logger(KernelProcess.name);
 
-  constructor(private readonly spec: LaunchSpec) {
+  /** `child` is a process the launcher started from `spec` (see KernelLauncher). */
+  constructor(
+    private readonly child: LaunchedKernel,
+    private readonly spec: LaunchSpec,
+  ) {
     super();
-    this.child = spawn(spec.file, spec.args, {
-      cwd: spec.cwd,
-      env: spec.env,
-      uid: spec.uid,
-      gid: spec.gid,
-      detached: true, // own process group: the whole tree is killed together
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'],
-    });
-    const pipes = this.child.stdio as unknown as Writable[];
-    this.commands = pipes[3]!;
-    this.control = pipes[5]!;
-    this.userCommands = pipes[6]!;
-    for (const pipe of [this.commands, this.control, this.userCommands]) pipe.on('error', () => undefined); // EPIPE when the kernel died; reported through 'exit'
+    this.commands = child.commands;
+    this.control = child.control;
+    this.userCommands = child.userCommands;
     // fds 1 and 2 carry only what the interpreter, bubblewrap or the supervisor print (user code writes to the
     // supervisor): kept for the start error.
-    this.diagnostics(this.child.stdout as Readable);
-    this.diagnostics(this.child.stderr as Readable);
-    this.closed = new Promise((resolve) => this.child.once('close', () => resolve()));
+    const decoder = new StringDecoder('utf8');
+    child.output.on('data', (chunk: Buffer) => this.keepStartupStderr(decoder.write(chunk)));
+    const ended = (s: Socket) => new Promise<void>((resolve) => s.once('close', () => resolve()));
+    this.closed = Promise.all([child.exited, ended(child.replies), ended(child.output)]).then(() => undefined);
     this.ready = new Promise<void>((resolve, reject) => {
       const frames = new FrameReader(
         MAX_FRAME_BYTES,
         (frame) => this.onFrame(frame, resolve),
         (reason) => this.fault(reason),
       );
-      (this.child.stdio[4] as Readable).on('data', (chunk: Buffer) => {
+      child.replies.on('data', (chunk: Buffer) => {
         try {
           frames.push(chunk);
         } catch (err) {
           this.fault(`its reply could not be handled (${(err as Error).message})`);
         }
       });
-      this.child.once('error', (e) => reject(new KernelStartError(`Cannot start the kernel: ${e.message}`)));
-      this.child.once('exit', (rawCode, rawSignal) => {
-        const { code, signal } = unwrapExit(rawCode, rawSignal, this.spec.wrapped);
+      void child.exited.then((raw) => {
+        const { code, signal } = unwrapExit(raw.code, raw.signal, this.spec.wrapped);
         this.exited = { code, signal };
         const why = this.faultReason ? `it was stopped because ${this.faultReason}` : describeExit(code, signal);
-        // What it printed is read by then (the pipes close after the exit is seen).
+        // What it printed is read by then (its sockets close after the exit is seen).
         void settlesWithin(this.closed, 1000).then(() =>
           reject(
             new KernelStartError(
@@ -346,7 +340,6 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
   /** Kills the kernel and everything it started (its process group). */
   kill(): void {
     const pid = this.child.pid;
-    if (!pid) return;
     try {
       process.kill(-pid, 'SIGKILL');
     } catch {
@@ -392,10 +385,5 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
       this.logger.warn({ pid: this.child.pid, reason }, 'kernel stopped: it broke the driver protocol');
     }
     this.kill();
-  }
-
-  private diagnostics(stream: Readable): void {
-    const decoder = new StringDecoder('utf8');
-    stream.on('data', (chunk: Buffer) => this.keepStartupStderr(decoder.write(chunk)));
   }
 }

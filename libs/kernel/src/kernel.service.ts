@@ -1,11 +1,12 @@
 import { chmodSync, readdirSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit, Optional } from '@nestjs/common';
 import { StoaMetrics } from '@stoa/activity';
 import { randomToken } from '@stoa/core';
 import { buildKernelEnv } from './kernel-env';
 import { KernelProcess } from './kernel-process';
+import { KernelLauncher, type LaunchedKernel } from './kernel-launcher';
 import { type KernelLease, type PoolStatus, WarmPool } from './kernel-pool';
 import { disallowedActionsText, driverPath, resolvePython, type PythonInfo } from './python';
 import { codeScreenOn, sandboxConfigSchema, type SandboxConfig } from './sandbox.config';
@@ -60,6 +61,7 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
   readonly python: PythonInfo;
   readonly sandbox: Sandbox;
   private readonly driver = driverPath();
+  private readonly launcher: KernelLauncher;
   private readonly pool: WarmPool;
   private readonly screen: { allowed_prefixes: readonly string[] } | undefined;
   private guidance?: string;
@@ -70,6 +72,7 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
   ) {
     this.unlock = lockDataDir(settings.dataDir);
     this.python = resolvePython(settings.python);
+    this.launcher = new KernelLauncher(this.python.executable, join(dirname(this.driver), 'stoa_launcher.py'));
     const sandbox = settings.sandbox ?? sandboxConfigSchema.parse({});
     const pythonPath = (settings.env.PYTHONPATH ?? '').split(':').filter(Boolean);
     this.sandbox = new Sandbox({
@@ -208,7 +211,15 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
     });
     const cgroups = this.sandbox.cgroups;
     const cgroup = cgroups.enabled ? cgroups.create(basename(dirs.base)) : undefined;
-    const kernel = new KernelProcess(this.sandbox.launch(dirs, env, ['-u', this.driver], cgroup));
+    const spec = this.sandbox.launch(dirs, env, ['-u', this.driver], cgroup);
+    let launched: LaunchedKernel;
+    try {
+      launched = await this.launcher.spawn(spec, this.settings.startTimeoutMs);
+    } catch (err) {
+      if (cgroup) void cgroups.remove(cgroup);
+      throw err;
+    }
+    const kernel = new KernelProcess(launched, spec);
     this.live.add(kernel);
     if (cgroup) this.cgroupOf.set(kernel, cgroup);
     // The cgroup goes with the kernel, and with it every process it left behind (even outside its process group).
@@ -277,6 +288,7 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
     const kernels = [...this.live];
     await Promise.all(kernels.map((k) => k.close()));
     if (kernels.length) this.logger.log({ count: kernels.length }, 'kernels reaped on shutdown');
+    await this.launcher.close();
     await this.sandbox.cgroups.removeAll();
     this.uids?.releaseAll();
     this.unlock();

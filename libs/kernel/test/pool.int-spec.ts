@@ -81,12 +81,20 @@ describe('warm kernel pool (real sandboxed kernels)', () => {
 
   it('replaces a pooled kernel that dies while waiting', async () => {
     const before = await poolUntil(service, (s) => s.ready === 2);
-    // The pooled kernels are this process's children (bwrap, unshare or python) started in the pool's data dir.
+    // A pooled kernel's top process (bwrap, unshare or python, started by the kernel launcher) works in the pool's
+    // data dir; its parent (the launcher) does not.
+    const inDataDir = (pid: number): boolean => {
+      try {
+        return readlinkSync(`/proc/${pid}/cwd`).startsWith(dataDir);
+      } catch {
+        return false;
+      }
+    };
     const pooled = descendants(process.pid).filter((pid) => {
       try {
         const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
         const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-        return ppid === process.pid && readlinkSync(`/proc/${pid}/cwd`).startsWith(dataDir);
+        return inDataDir(pid) && !inDataDir(ppid);
       } catch {
         return false;
       }

@@ -1,0 +1,174 @@
+"""Stoa kernel launcher: starts kernel processes for the host, so the host never forks itself.
+
+Stdlib only (Python >= 3.8), host side (it never runs inside a sandbox). A Node.js process spawns a child by forking
+itself, and on the machines Stoa runs on that stalls its event loop for 10-20 ms per kernel, every new session and
+every batch item. This small process forks instead (well under a millisecond) and hands the kernel's descriptors to
+the host over the unix socket given as argv[1] (a private 0700 directory of the host):
+
+- stdin: one JSON request per line, ``{"t": token, "file", "args", "cwd", "env", "uid"?, "gid"?}``. For each, this
+  process connects five sockets, each opening with the 32-character token and a role letter: ``o`` (the kernel's
+  fds 1 and 2), ``c`` (fd 3, commands), ``r`` (fd 4, replies), ``k`` (fd 5, control), ``u`` (fd 6, user commands).
+  Each is shut down the way the kernel must not use it (a kernel reads nothing from ``o``/``r`` and writes nothing to
+  ``c``/``k``/``u``), then the kernel starts in a session of its own with exactly those fds.
+- stdout: one JSON line per event, ``{"t", "pid"}`` once it runs, ``{"t", "error"}`` when it could not start,
+  ``{"t", "exit", "signal"}`` once it is reaped.
+- EOF on stdin (the host is gone or closing): every kernel's process group is killed and this process exits. It dies
+  with the host too (PR_SET_PDEATHSIG), and the kernels with it (bubblewrap's --die-with-parent, the supervisor's
+  own death signal).
+"""
+import ctypes
+import errno
+import json
+import os
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+
+ROLES = ("o", "c", "r", "k", "u")
+KERNEL_FDS = {"c": 3, "r": 4, "k": 5, "u": 6}
+READ_ONLY = ("c", "k", "u")  # the kernel only reads these
+PR_SET_PDEATHSIG = 1
+
+
+def _send(message):
+    data = (json.dumps(message) + "\n").encode()
+    while data:
+        data = data[os.write(1, data):]
+
+
+def _reserve_kernel_fds():
+    """Keeps fds 3-6 on /dev/null, so no socket of this process lands there before it is placed."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in KERNEL_FDS.values():
+        if fd != null:
+            os.dup2(null, fd, inheritable=False)
+    if null not in KERNEL_FDS.values():
+        os.close(null)
+
+
+class Launcher(object):
+    def __init__(self, path):
+        self.path = path
+        self.kernels = {}  # pid -> (token, Popen)
+
+    def connect(self, token, role):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(self.path)
+        s.sendall((token + role).encode())
+        s.shutdown(socket.SHUT_WR if role in READ_ONLY else socket.SHUT_RD)
+        return s
+
+    def launch(self, request):
+        token = request["t"]
+        socks = {}
+        try:
+            for role in ROLES:
+                socks[role] = self.connect(token, role)
+            for role, fd in KERNEL_FDS.items():
+                os.dup2(socks[role].fileno(), fd, inheritable=False)
+            extra = {}
+            uid, gid = request.get("uid"), request.get("gid")
+            if uid is not None or gid is not None:
+                if sys.version_info >= (3, 9):
+                    extra = {"user": uid, "group": gid, "extra_groups": []}
+                else:
+                    extra = {"preexec_fn": lambda: _drop(uid, gid)}
+            proc = subprocess.Popen(
+                [request["file"]] + list(request["args"]),
+                stdin=subprocess.DEVNULL, stdout=socks["o"], stderr=socks["o"],
+                pass_fds=tuple(KERNEL_FDS.values()), cwd=request["cwd"], env=request["env"],
+                start_new_session=True, **extra)
+        except OSError as e:
+            _send({"t": token, "error": "spawn %s %s: %s" % (request.get("file"), _errname(e), e.strerror or e)})
+            return
+        finally:
+            for s in socks.values():
+                s.close()
+            _reserve_kernel_fds()
+        self.kernels[proc.pid] = (token, proc)
+        _send({"t": token, "pid": proc.pid})
+
+    def reap(self):
+        while self.kernels:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            known = self.kernels.pop(pid, None)
+            if known is None:
+                continue
+            token, proc = known
+            proc.returncode = status  # reaped here: the Popen object must not wait for it again
+            if os.WIFSIGNALED(status):
+                sig = os.WTERMSIG(status)
+                try:
+                    name = signal.Signals(sig).name
+                except ValueError:
+                    name = "SIG%d" % sig
+                _send({"t": token, "exit": None, "signal": name})
+            else:
+                _send({"t": token, "exit": os.WEXITSTATUS(status), "signal": None})
+
+    def kill_all(self):
+        for pid in list(self.kernels):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _drop(uid, gid):
+    os.setgroups([])
+    if gid is not None:
+        os.setresgid(gid, gid, gid)
+    if uid is not None:
+        os.setresuid(uid, uid, uid)
+
+
+def _errname(e):
+    return errno.errorcode.get(e.errno, "E?") if e.errno else type(e).__name__
+
+
+def main():
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except Exception:
+        pass
+    if os.getppid() == 1:
+        return 1  # the host died before the death signal was set
+    _reserve_kernel_fds()
+    launcher = Launcher(sys.argv[1])
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+    selector = selectors.DefaultSelector()
+    selector.register(0, selectors.EVENT_READ, "requests")
+    selector.register(wake_r, selectors.EVENT_READ, "signals")
+    pending = b""
+    try:
+        while True:
+            for key, _ in selector.select():
+                if key.data == "signals":
+                    os.read(wake_r, 4096)
+                    launcher.reap()
+                    continue
+                data = os.read(0, 1 << 20)
+                if not data:
+                    return 0
+                lines = (pending + data).split(b"\n")
+                pending = lines.pop()
+                for line in lines:
+                    if line.strip():
+                        launcher.launch(json.loads(line))
+            launcher.reap()
+    finally:
+        launcher.kill_all()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
