@@ -3,7 +3,7 @@
 Stdlib only (Python >= 3.8), host side (it never runs inside a sandbox). A Node.js process spawns a child by forking
 itself, and on the machines Stoa runs on that stalls its event loop for 10-20 ms per kernel, every new session and
 every batch item. This small process forks instead (well under a millisecond) and hands the kernel's descriptors to
-the host over the unix socket given as argv[1] (a private 0700 directory of the host):
+the host over the unix socket given as argv[1] (in a private 0700 directory of the host; argv[2] is the host's pid):
 
 - stdin: one JSON request per line, ``{"t": token, "file", "args", "cwd", "env", "uid"?, "gid"?}``. For each, this
   process connects five sockets, each opening with the 32-character token and a role letter: ``o`` (the kernel's
@@ -61,27 +61,28 @@ class Launcher(object):
         return s
 
     def launch(self, request):
-        token = request["t"]
+        token = request.get("t")
         socks = {}
         try:
-            for role in ROLES:
-                socks[role] = self.connect(token, role)
+            try:
+                for role in ROLES:
+                    socks[role] = self.connect(token, role)
+            except OSError as e:
+                _send({"t": token, "error": "the launcher could not connect to the server's socket %s (%s)"
+                       % (self.path, e.strerror or e)})
+                return
             for role, fd in KERNEL_FDS.items():
                 os.dup2(socks[role].fileno(), fd, inheritable=False)
-            extra = {}
-            uid, gid = request.get("uid"), request.get("gid")
-            if uid is not None or gid is not None:
-                if sys.version_info >= (3, 9):
-                    extra = {"user": uid, "group": gid, "extra_groups": []}
-                else:
-                    extra = {"preexec_fn": lambda: _drop(uid, gid)}
             proc = subprocess.Popen(
                 [request["file"]] + list(request["args"]),
                 stdin=subprocess.DEVNULL, stdout=socks["o"], stderr=socks["o"],
                 pass_fds=tuple(KERNEL_FDS.values()), cwd=request["cwd"], env=request["env"],
-                start_new_session=True, **extra)
+                start_new_session=True, **_identity(request.get("uid"), request.get("gid")))
         except OSError as e:
             _send({"t": token, "error": "spawn %s %s: %s" % (request.get("file"), _errname(e), e.strerror or e)})
+            return
+        except Exception as e:  # noqa: B902 - a bad request (a NUL in an argument, a failed uid drop) fails this start only
+            _send({"t": token, "error": "spawn %s failed: %s: %s" % (request.get("file"), type(e).__name__, e)})
             return
         finally:
             for s in socks.values():
@@ -121,6 +122,15 @@ class Launcher(object):
                 pass
 
 
+def _identity(uid, gid):
+    """Popen arguments that start the kernel as uid:gid with no supplementary groups (as Node's spawn did)."""
+    if uid is None and gid is None:
+        return {}
+    if sys.version_info >= (3, 9):
+        return {"user": uid, "group": gid, "extra_groups": []}
+    return {"preexec_fn": lambda: _drop(uid, gid)}
+
+
 def _drop(uid, gid):
     os.setgroups([])
     if gid is not None:
@@ -138,7 +148,7 @@ def main():
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except Exception:
         pass
-    if os.getppid() == 1:
+    if os.getppid() != int(sys.argv[2]):
         return 1  # the host died before the death signal was set
     _reserve_kernel_fds()
     launcher = Launcher(sys.argv[1])
@@ -163,8 +173,13 @@ def main():
                 lines = (pending + data).split(b"\n")
                 pending = lines.pop()
                 for line in lines:
-                    if line.strip():
-                        launcher.launch(json.loads(line))
+                    try:
+                        request = json.loads(line) if line.strip() else None
+                    except ValueError:
+                        sys.stderr.write("stoa_launcher: unreadable request ignored\n")
+                        continue
+                    if isinstance(request, dict):
+                        launcher.launch(request)
             launcher.reap()
     finally:
         launcher.kill_all()

@@ -36,12 +36,14 @@ type Role = 'o' | 'c' | 'r' | 'k' | 'u';
 const ROLES: readonly Role[] = ['o', 'c', 'r', 'k', 'u'];
 const TOKEN_CHARS = 32;
 /** A connection that has not said whose it is by then is dropped. */
-const HEADER_TIMEOUT_MS = 5000;
+const HEADER_TIMEOUT_MS = 1000;
 
 interface Waiting {
   launcher: ChildProcess;
   sockets: Partial<Record<Role, Socket>>;
   pid?: number;
+  /** The launcher reaped it before all its descriptors were in (a kernel that failed at once). */
+  exit?: KernelExit;
   resolve: (kernel: LaunchedKernel) => void;
   reject: (err: Error) => void;
 }
@@ -60,6 +62,11 @@ interface LauncherMessage {
   signal?: NodeJS.Signals | null;
 }
 
+/** Connections that have not said whose they are yet, at most (more are closed at once). */
+const MAX_UNIDENTIFIED = 64;
+/** Longest unix socket path Linux takes (sun_path is 108 bytes with its NUL). */
+const MAX_SOCKET_PATH = 107;
+
 /**
  * Starts kernel processes through one small Python process (`stoa_launcher.py`) instead of `child_process.spawn`:
  * Node forks its whole process to spawn, which stalls the event loop 10-20 ms per kernel; the launcher forks itself
@@ -70,10 +77,14 @@ export class KernelLauncher {
   private readonly logger = new Logger(KernelLauncher.name);
   private readonly waiting = new Map<string, Waiting>();
   private readonly running = new Map<string, Running>();
-  private started: Promise<{ child: ChildProcess; socket: string }> | undefined;
+  private launcher: Promise<ChildProcess> | undefined;
+  /** The launcher running now (set once it is spawned). */
   private current: ChildProcess | undefined;
+  private readonly gone = new WeakSet<ChildProcess>();
   private server: Server | undefined;
   private dir: string | undefined;
+  private unidentified = 0;
+  private closing = false;
 
   constructor(
     private readonly python: string,
@@ -82,7 +93,11 @@ export class KernelLauncher {
 
   /** Starts `spec` and resolves once its descriptors are connected; rejects with the reason it could not start. */
   async spawn(spec: LaunchSpec, timeoutMs: number): Promise<LaunchedKernel> {
-    const { child } = await (this.started ??= this.start());
+    if (this.closing) throw new KernelStartError('Cannot start the kernel: the server is shutting down.');
+    const child = await (this.launcher ??= this.start().catch((err: Error) => {
+      this.launcher = undefined; // the next spawn tries again
+      throw new KernelStartError(`Cannot start the kernel launcher: ${err.message}`);
+    }));
     const t = randomToken(24);
     const request = { t, file: spec.file, args: spec.args, cwd: spec.cwd, env: spec.env, uid: spec.uid, gid: spec.gid };
     return new Promise<LaunchedKernel>((resolve, reject) => {
@@ -97,20 +112,20 @@ export class KernelLauncher {
         <T>(settle: (v: T) => void) =>
         (v: T) => (clearTimeout(timer), settle(v));
       this.waiting.set(t, { launcher: child, sockets: {}, resolve: done(resolve), reject: done(reject) });
-      (child.stdout as Socket).ref();
+      this.holdOpen();
       child.stdin!.write(`${JSON.stringify(request)}\n`);
     });
   }
 
-  /** Ends the launcher (it kills any kernel left) and removes its socket. */
+  /** Ends the launcher for good (it kills any kernel left) and removes its socket. */
   async close(): Promise<void> {
-    const started = this.started;
-    this.started = this.current = undefined;
-    if (!started) return;
-    const { child } = await started.catch(() => ({ child: undefined }));
+    this.closing = true;
+    const launcher = this.launcher;
+    this.launcher = this.current = undefined;
+    const child = await launcher?.catch(() => undefined);
     if (child && child.exitCode === null && child.signalCode === null) {
-      const gone = new Promise((resolve) => child.once('exit', resolve));
-      child.stdin?.end();
+      const gone = new Promise((resolve) => child.once('close', resolve));
+      child.stdin!.end();
       await gone;
     }
     this.server?.close();
@@ -118,8 +133,11 @@ export class KernelLauncher {
     this.server = this.dir = undefined;
   }
 
-  private async start(): Promise<{ child: ChildProcess; socket: string }> {
-    this.dir ??= mkdtempSync(join(tmpdir(), 'stoa-launch-'));
+  private async start(): Promise<ChildProcess> {
+    if (!this.dir) {
+      const base = join(tmpdir(), 'stoa-launch-XXXXXX', 'l.sock').length <= MAX_SOCKET_PATH ? tmpdir() : '/tmp';
+      this.dir = mkdtempSync(join(base, 'stoa-launch-'));
+    }
     const socket = join(this.dir, 'l.sock');
     if (!this.server) {
       const server = createServer({ allowHalfOpen: true }, (s) => this.accept(s));
@@ -130,39 +148,50 @@ export class KernelLauncher {
       server.unref();
       this.server = server;
     }
-    // -I -S: no user site, no .pth files, no PYTHON* variables; nothing of the host's environment but PATH.
-    const child = spawn(this.python, ['-I', '-S', this.script, socket], {
+    // -I -S: no user site, no .pth files, no PYTHON* variables; nothing of the host's environment but PATH. A
+    // process group of its own: a terminal's Ctrl-C is the server's to handle (it closes sessions), not the launcher's.
+    const child = spawn(this.python, ['-I', '-S', this.script, socket, String(process.pid)], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
       stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
     });
-    child.stdin.on('error', () => undefined); // EPIPE once it died: reported through 'exit'
+    child.stdin.on('error', () => undefined); // EPIPE once it died: reported through 'close'
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
     createInterface({ input: child.stdout }).on('line', (line) => this.onMessage(line));
     child.once('error', (err) => this.onLauncherGone(child, `it could not start (${err.message})`));
-    child.once('exit', (code, signal) =>
-      this.onLauncherGone(child, `${signal ?? `exit code ${code}`} ${stderr.trim()}`),
-    );
+    // 'close', not 'exit': every line it wrote (exits of its kernels, pids) is read by then.
+    child.once('close', (code, signal) => this.onLauncherGone(child, `${signal ?? `exit code ${code}`} ${stderr}`));
     this.current = child;
     child.unref();
     for (const s of [child.stdin, child.stdout, child.stderr]) (s as Socket).unref();
-    return { child, socket };
+    return child;
   }
 
   /** A connection from the launcher: `<token><role>`, then the descriptor's bytes. */
   private accept(socket: Socket): void {
     socket.on('error', () => undefined); // EPIPE/ECONNRESET once the kernel died: reported through its exit
+    if (this.unidentified >= MAX_UNIDENTIFIED) return void socket.destroy();
+    this.unidentified++;
+    let counted = true;
+    const identified = (): void => {
+      if (counted) this.unidentified--;
+      counted = false;
+    };
+    socket.once('close', identified);
     socket.setTimeout(HEADER_TIMEOUT_MS, () => socket.destroy());
     const readHeader = (): void => {
       const header = socket.read(TOKEN_CHARS + 1) as Buffer | null;
       if (header === null) return void socket.once('readable', readHeader);
       socket.setTimeout(0);
-      const waiting = this.waiting.get(header.subarray(0, TOKEN_CHARS).toString());
+      identified();
+      const t = header.subarray(0, TOKEN_CHARS).toString();
+      const waiting = this.waiting.get(t);
       const role = String.fromCharCode(header[TOKEN_CHARS] ?? 0) as Role;
       if (header.length <= TOKEN_CHARS || !waiting || !ROLES.includes(role) || waiting.sockets[role])
         return void socket.destroy();
       waiting.sockets[role] = socket;
-      this.settle(header.subarray(0, TOKEN_CHARS).toString());
+      this.settle(t);
     };
     socket.once('readable', readHeader);
   }
@@ -184,7 +213,11 @@ export class KernelLauncher {
       return this.settle(m.t);
     }
     if (m.pid !== undefined) return killGroup(m.pid); // its spawn timed out: nobody waits for it
-    if (m.exit !== undefined) this.onExit(m.t, { code: m.exit, signal: m.signal ?? null });
+    if (m.exit === undefined) return;
+    const exit = { code: m.exit, signal: m.signal ?? null };
+    if (waiting)
+      waiting.exit = exit; // reaped before its descriptors were all in: settle hands it over
+    else this.onExit(m.t, exit);
   }
 
   /** Resolves a spawn once its pid and all five descriptors are in. */
@@ -192,13 +225,14 @@ export class KernelLauncher {
     const w = this.waiting.get(t);
     if (!w || w.pid === undefined || ROLES.some((r) => !w.sockets[r])) return;
     this.waiting.delete(t);
-    this.unrefIfIdle();
     const s = w.sockets as Record<Role, Socket>;
     for (const r of ['c', 'k', 'u'] as const) s[r].resume(); // the kernel shut these for writing: take the FIN
     for (const r of ['o', 'r'] as const) s[r].once('end', () => s[r].end()); // done both ways once the kernel is
     let exit!: (e: KernelExit) => void;
     const exited = new Promise<KernelExit>((resolve) => (exit = resolve));
-    this.running.set(t, { pid: w.pid, launcher: w.launcher, exit });
+    if (w.exit) exit(w.exit);
+    else this.running.set(t, { pid: w.pid, launcher: w.launcher, exit });
+    this.holdOpen();
     void exited.then(() => {
       for (const r of ['c', 'k', 'u'] as const) s[r].destroy();
     });
@@ -217,12 +251,15 @@ export class KernelLauncher {
     const running = this.running.get(t);
     if (!running) return;
     this.running.delete(t);
+    this.holdOpen();
     running.exit(exit);
   }
 
   /** The launcher died: its kernels die with it (they are killed to be sure), and spawns waiting for it fail. */
   private onLauncherGone(launcher: ChildProcess, why: string): void {
-    if (this.current === launcher) this.started = this.current = undefined;
+    if (this.gone.has(launcher)) return; // 'error' and 'close' of one failed start
+    this.gone.add(launcher);
+    if (this.current === launcher) this.launcher = this.current = undefined;
     for (const [t, running] of this.running) {
       if (running.launcher !== launcher) continue;
       killGroup(running.pid);
@@ -233,19 +270,23 @@ export class KernelLauncher {
       this.drop(t);
       w.reject(new KernelStartError(`Cannot start the kernel: the kernel launcher stopped (${why.trim()}).`));
     }
-    if (!why.startsWith('exit code 0')) this.logger.warn({ why: why.trim() }, 'kernel launcher stopped');
+    if (!this.closing) this.logger.warn({ why: why.trim() }, 'kernel launcher stopped');
   }
 
+  /** Gives up a spawn: its descriptors are closed and, if it started, it is killed (nobody will drive it). */
   private drop(t: string): void {
     const w = this.waiting.get(t);
     this.waiting.delete(t);
     for (const s of Object.values(w?.sockets ?? {})) s.destroy();
-    this.unrefIfIdle();
+    if (w?.pid !== undefined && !w.exit) killGroup(w.pid);
+    this.holdOpen();
   }
 
-  private unrefIfIdle(): void {
-    if (this.waiting.size) return;
-    void this.started?.then(({ child }) => (child.stdout as Socket).unref()).catch(() => undefined);
+  /** Keeps the process alive while a spawn or a kernel's exit is due, as a child process handle would. */
+  private holdOpen(): void {
+    const stdout = this.current?.stdout as Socket | undefined;
+    if (this.waiting.size + this.running.size > 0) stdout?.ref();
+    else stdout?.unref();
   }
 }
 

@@ -141,11 +141,14 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     return this.pending !== undefined;
   }
 
-  /** Resolves once the driver reported ready; rejects if it dies first or takes longer than `timeoutMs`. */
-  async waitReady(timeoutMs: number): Promise<void> {
+  /**
+   * Resolves once the driver reported ready; rejects if it dies first or takes longer than `timeoutMs` (what is left
+   * of the start limit `limitMs`, which the message names).
+   */
+  async waitReady(timeoutMs: number, limitMs = timeoutMs): Promise<void> {
     try {
       if (!(await settlesWithin(this.ready, timeoutMs)))
-        throw new KernelStartError(`The kernel did not start within ${timeoutMs / 1000}s.`);
+        throw new KernelStartError(`The kernel did not start within ${limitMs / 1000}s.`);
       await this.ready;
     } catch (err) {
       this.kill();

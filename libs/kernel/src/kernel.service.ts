@@ -198,6 +198,7 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
   }
 
   private async startIn(dirs: KernelDirs): Promise<KernelProcess> {
+    const began = performance.now();
     const env = buildKernelEnv({
       host: process.env,
       pythonExecutable: this.python.executable,
@@ -224,7 +225,9 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
     if (cgroup) this.cgroupOf.set(kernel, cgroup);
     // The cgroup goes with the kernel, and with it every process it left behind (even outside its process group).
     kernel.once('exit', () => (this.live.delete(kernel), cgroup && void cgroups.remove(cgroup)));
-    await kernel.waitReady(this.settings.startTimeoutMs);
+    // One start timeout for the launch and the driver's ready together.
+    const limit = this.settings.startTimeoutMs;
+    await kernel.waitReady(Math.max(1, limit - (performance.now() - began)), limit);
     if (this.settings.bootstrap) {
       try {
         await this.settings.bootstrap(kernel);

@@ -1,8 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { connect, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
+import { settlesWithin } from '@stoa/core';
 import { KernelLauncher } from '../src/kernel-launcher';
 import { driverPath, resolvePython } from '../src/python';
 import type { LaunchSpec } from '../src/sandbox';
@@ -123,6 +124,33 @@ describe('kernel launcher (a real Python launcher and real processes)', () => {
     expect(await k.exited).toEqual({ code: 0, signal: null });
   });
 
+  it('hands over the exit of a kernel that died before all its descriptors were taken in', async () => {
+    const marker = join(mkdtempSync(join(tmpdir(), 'stoa-launcher-')), 'exiting');
+    const started = launcher.spawn(spec(`open(${JSON.stringify(marker)}, 'w').close()\nraise SystemExit(3)`), 5000);
+    await new Promise((resolve) => setImmediate(resolve)); // the request is written (not answered yet)
+    // The event loop stays busy until the kernel has exited and been reaped, so its pid, its exit and its five
+    // connections all wait to be read together.
+    const deadline = performance.now() + 10_000;
+    while (!existsSync(marker) && performance.now() < deadline) {
+      /* busy */
+    }
+    const until = performance.now() + 300;
+    while (performance.now() < until) {
+      /* busy */
+    }
+    const k = await started;
+    expect(await settlesWithin(k.exited, 2000)).toBe(true);
+    expect(await k.exited).toEqual({ code: 3, signal: null });
+  });
+
+  it('fails only the start of a request it cannot run (a NUL in an argument), and keeps serving', async () => {
+    await expect(launcher.spawn({ ...spec(''), args: ['-c', 'pass\0'] }, 5000)).rejects.toThrow(
+      /Cannot start the kernel: spawn .* failed: ValueError/,
+    );
+    const k = await launcher.spawn(spec('pass'), 5000);
+    expect(await k.exited).toEqual({ code: 0, signal: null });
+  });
+
   it('closes a connection to its socket that does not open with a pending token', async () => {
     await launcher.spawn(spec('pass'), 5000);
     const socketPath = readFileSync(`/proc/${launcherPid()}/cmdline`, 'utf8').split('\0')[4]!;
@@ -152,5 +180,6 @@ describe('kernel launcher (a real Python launcher and real processes)', () => {
     await own.close();
     await expect.poll(() => alive(k.pid)).toBe(false);
     expect(await k.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    await expect(own.spawn(spec('pass'), 5000)).rejects.toThrow(/the server is shutting down/);
   });
 });
