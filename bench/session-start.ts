@@ -5,9 +5,16 @@
  * one without — next to a bare `python -c pass` (spawn → exit) and a direct sandboxed KernelService.start
  * (spawn → driver ready → bootstrap), measured interleaved in the same run. Before each pooled sample the
  * pool is refilled (not timed): the figure is what a new session costs when the pool is keeping up.
+ * `kernel-start-loop-block` is the longest the bench process's event loop was blocked during each kernel start
+ * (kernels start through the launcher process); its baseline `node-spawn-sync` is how long one
+ * `child_process.spawn` (of /bin/true, with a kernel's seven stdio slots) blocks the same process — what every
+ * kernel start cost the executor's event loop before the launcher.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { dirname, join } from 'node:path';
 import { startExecutor } from '../test/support/executor-process';
 import { emitFigures, note, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
@@ -29,6 +36,8 @@ async function main(): Promise<void> {
   const kernels = benchKernels(python);
   const cwd = mkdtempSync(join(tmpdir(), 'stoa-bench-'));
   const scratch = [cwd];
+  /** Per kernel start, warm-up ones included: the longest event-loop delay (ms). */
+  const loopBlocks: number[] = [];
   try {
     const client = await connect(executor.mcpUrl);
     const coldClient = await connect(cold.mcpUrl);
@@ -67,10 +76,21 @@ async function main(): Promise<void> {
         return performance.now() - t0;
       },
       'kernel-start': async () => {
+        const loop = monitorEventLoopDelay({ resolution: 1 });
+        loop.enable();
         const t0 = performance.now();
         const kernel = await kernels.start(kernels.allocateDirs());
         const ms = performance.now() - t0;
+        loop.disable();
+        loopBlocks.push(loop.max / 1e6);
         await kernel.close();
+        return ms;
+      },
+      'node-spawn-sync': async () => {
+        const t0 = performance.now();
+        const child = spawn('/bin/true', [], { stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'] });
+        const ms = performance.now() - t0;
+        await once(child, 'close');
         return ms;
       },
     };
@@ -81,7 +101,7 @@ async function main(): Promise<void> {
     >;
 
     note(
-      `warm-up ${WARMUP} rounds, then ${SAMPLES} measured rounds (pooled / unpooled new session, python spawn, kernel start; interleaved)`,
+      `warm-up ${WARMUP} rounds, then ${SAMPLES} measured rounds (pooled / unpooled new session, python spawn, kernel start, node spawn; interleaved)`,
     );
     for (let i = 0; i < WARMUP + SAMPLES; i++) {
       for (let j = 0; j < names.length; j++) {
@@ -100,6 +120,12 @@ async function main(): Promise<void> {
     emitFigures(BENCH, 'new-session-no-pool', unpooled, { name: 'python-spawn', summary: spawnPy });
     emitFigures(BENCH, 'new-session-pool', pooled, { name: 'python-spawn', summary: spawnPy });
     emitFigures(BENCH, 'new-session-pool', pooled, { name: 'new-session-no-pool', summary: unpooled });
+    const spawnSync = summarize(samples['node-spawn-sync']);
+    emitFigures(BENCH, 'node-spawn-sync', spawnSync);
+    emitFigures(BENCH, 'kernel-start-loop-block', summarize(loopBlocks.slice(WARMUP)), {
+      name: 'node-spawn-sync',
+      summary: spawnSync,
+    });
     note(
       `goals: new-session-pool p50 <= 10 ms (got ${pooled.p50_ms.toFixed(1)}), new-session-no-pool p50 <= 50 ms (got ${unpooled.p50_ms.toFixed(1)})`,
     );
