@@ -142,6 +142,15 @@ async function stopExecutor(ex: RunningExecutor): Promise<void> {
 /** Python processes per kernel: the supervisor that owns the host's pipes and the user-code process it forks. */
 const PYTHON_PER_KERNEL = 2;
 
+/** The server's kernel launcher (one per server, not per session): measured apart from the kernels. */
+function isLauncher(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('stoa_launcher.py');
+  } catch {
+    return false;
+  }
+}
+
 async function runExecutor(label: string, config: Record<string, unknown>): Promise<ExecutorRun> {
   const ex = await startExecutor({ config });
   try {
@@ -174,7 +183,10 @@ async function runExecutor(label: string, config: Record<string, unknown>): Prom
     const kernels = (await health()).kernels;
     if (kernels !== SESSIONS)
       throw new Error(`${label}: /health reports ${kernels} kernels in use, expected ${SESSIONS}`);
-    const mem = measure(descendants(pid));
+    const procs = descendants(pid);
+    const mem = measure(procs.filter((p) => !isLauncher(p)));
+    const launcher = measure(procs.filter(isLauncher)).all;
+    if (launcher.procs) note(`${label}: kernel launcher (one per server): ${fmt(launcher, launcher.procs)}`);
     const executorAfter = rssMb(pid);
     const expected = SESSIONS * PYTHON_PER_KERNEL;
     if (mem.python.procs !== expected)
