@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Logger } from '@nestjs/common';
 import { randomToken } from '@stoa/core';
 import { KernelStartError } from './kernel.errors';
+import { launcherSocketDir } from './launcher-dir';
 import type { LaunchSpec } from './sandbox';
 
 /** How a kernel process ended (as Node reports a child's exit). */
@@ -64,8 +64,6 @@ interface LauncherMessage {
 
 /** Connections that have not said whose they are yet, at most (more are closed at once). */
 const MAX_UNIDENTIFIED = 64;
-/** Longest unix socket path Linux takes (sun_path is 108 bytes with its NUL). */
-const MAX_SOCKET_PATH = 107;
 
 /**
  * Starts kernel processes through one small Python process (`stoa_launcher.py`) instead of `child_process.spawn`:
@@ -134,10 +132,7 @@ export class KernelLauncher {
   }
 
   private async start(): Promise<ChildProcess> {
-    if (!this.dir) {
-      const base = join(tmpdir(), 'stoa-launch-XXXXXX', 'l.sock').length <= MAX_SOCKET_PATH ? tmpdir() : '/tmp';
-      this.dir = mkdtempSync(join(base, 'stoa-launch-'));
-    }
+    this.dir ??= launcherSocketDir();
     const socket = join(this.dir, 'l.sock');
     if (!this.server) {
       const server = createServer({ allowHalfOpen: true }, (s) => this.accept(s));

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { connect, type Socket } from 'node:net';
@@ -172,6 +173,26 @@ describe('kernel launcher (a real Python launcher and real processes)', () => {
     const next = await launcher.spawn(spec('pass'), 5000);
     expect(await next.exited).toEqual({ code: 0, signal: null });
     expect(launcherPid()).not.toBe(first);
+  });
+
+  it('keeps its socket in a private directory named after the server, and removes those of servers that died', async () => {
+    const dead = spawnSync('true').pid; // reaped: its pid names no process now
+    const stale = join(tmpdir(), `stoa-launch-${dead}-stale`);
+    const live = join(tmpdir(), 'stoa-launch-1-keep'); // pid 1 is alive
+    for (const dir of [stale, live]) mkdirSync(dir, { recursive: true });
+    const own = new KernelLauncher(python, join(dirname(driverPath()), 'stoa_launcher.py'));
+    try {
+      const k = await own.spawn(spec('pass'), 5000);
+      await k.exited;
+      expect(existsSync(stale)).toBe(false);
+      expect(existsSync(live)).toBe(true);
+      const mine = readdirSync(tmpdir()).filter((n) => n.startsWith(`stoa-launch-${process.pid}-`));
+      expect(mine.length).toBeGreaterThanOrEqual(1);
+      for (const n of mine) expect(statSync(join(tmpdir(), n)).mode & 0o777).toBe(0o700);
+    } finally {
+      await own.close();
+      rmSync(live, { recursive: true, force: true });
+    }
   });
 
   it('close() ends the launcher and kills the kernels it still has', async () => {
