@@ -5,6 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { CgroupCounter } from './cgroup-counter';
 import { type Controller, discoverHierarchies, type Hierarchy, readText } from './cgroup-hierarchy';
 import { KernelStartError } from './kernel.errors';
+import { processAlive } from './pid-file';
 
 export interface CgroupCaps {
   memoryBytes: number;
@@ -218,7 +219,7 @@ function removeStale(own: string, tag: string): void {
     const m = /^stoa-[0-9a-f]{8}-(\d+)$/.exec(name);
     if (!m) continue;
     const mine = name.startsWith(`${tag}-`);
-    if (!mine && pidAlive(Number(m[1]))) continue;
+    if (!mine && processAlive(Number(m[1]))) continue;
     const dir = join(own, name);
     const children = readdirSync(dir, { withFileTypes: true })
       .filter((c) => c.isDirectory())
@@ -254,15 +255,6 @@ function tryRmdir(dir: string): boolean {
     return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ENOENT';
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

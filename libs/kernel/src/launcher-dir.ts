@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from './pid-file';
 
 /** Longest unix socket path Linux takes (sun_path is 108 bytes with its NUL). */
 const MAX_SOCKET_PATH = 107;
@@ -27,21 +28,12 @@ function removeStale(base: string): void {
   const uid = process.getuid?.();
   for (const name of names) {
     const pid = Number(/^stoa-launch-(\d+)-/.exec(name)?.[1]);
-    if (!pid || pid === process.pid || alive(pid)) continue;
+    if (!pid || pid === process.pid || processAlive(pid)) continue;
     const dir = join(base, name);
     try {
       if (statSync(dir).uid === uid) rmSync(dir, { recursive: true, force: true });
     } catch {
       /* gone meanwhile, or not ours to remove */
     }
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -50,7 +50,7 @@ function holderOf(file: string): number {
 }
 
 /** Whether a process with this pid exists (EPERM: it exists, owned by someone else). */
-function processAlive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
