@@ -164,8 +164,7 @@ def main():
         while True:
             for key, _ in selector.select():
                 if key.data == "signals":
-                    os.read(wake_r, 4096)
-                    launcher.reap()
+                    os.read(wake_r, 4096)  # SIGCHLD: reaped below
                     continue
                 data = os.read(0, 1 << 20)
                 if not data:

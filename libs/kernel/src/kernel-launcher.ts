@@ -285,7 +285,8 @@ export class KernelLauncher {
   }
 }
 
-function killGroup(pid: number): void {
+/** SIGKILL to the process group `pid` leads (a kernel and everything it started); nothing if it is gone. */
+export function killGroup(pid: number): void {
   try {
     process.kill(-pid, 'SIGKILL');
   } catch {

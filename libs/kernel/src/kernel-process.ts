@@ -14,7 +14,7 @@ import {
 } from './driver-channel';
 import { describeExit, unfinished, unwrapExit } from './kernel-exit';
 import { KernelDeadError, KernelStartError } from './kernel.errors';
-import type { LaunchedKernel } from './kernel-launcher';
+import { killGroup, type LaunchedKernel } from './kernel-launcher';
 import { OutputCapture } from './output-capture';
 import type { LaunchSpec } from './sandbox';
 import {
@@ -58,11 +58,6 @@ const STARTUP_STDERR_CHARS = 8000;
  */
 export class KernelProcess extends EventEmitter<{ exit: [code: number | null, signal: NodeJS.Signals | null] }> {
   readonly startedAt = Date.now();
-  /** To the supervisor: which commands come next, with their reply tokens (never seen by user code). */
-  private readonly commands: Socket;
-  /** To the user-code process: the commands themselves (sent straight, so the supervisor is not a hop on the way in). */
-  private readonly userCommands: Socket;
-  private readonly control: Socket;
   /** The user process's output, decoded per stream (a character split across frames is joined). */
   private readonly decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
   private pending: Pending | undefined;
@@ -87,9 +82,6 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     private readonly spec: LaunchSpec,
   ) {
     super();
-    this.commands = child.commands;
-    this.control = child.control;
-    this.userCommands = child.userCommands;
     // fds 1 and 2 carry only what the interpreter, bubblewrap or the supervisor print (user code writes to the
     // supervisor): kept for the start error.
     const decoder = new StringDecoder('utf8');
@@ -260,7 +252,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
     // The supervisor's line is in its pipe (written by arm) before the user process can answer the command.
     const identity = this.identity;
     this.identity = undefined;
-    this.userCommands.write(
+    this.child.userCommands.write(
       commandLine(token, {
         ...extra,
         op,
@@ -279,7 +271,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
         this.interrupt();
         outcome = ExecutionOutcome.interrupted;
         if (await settlesWithin(done, opts.graceMs))
-          this.userCommands.write(commandLine('-', { op: 'reap' })); // before the next command: end what the cell left running
+          this.child.userCommands.write(commandLine('-', { op: 'reap' })); // before the next command: end what the cell left running
         else {
           outcome = ExecutionOutcome.killed;
           this.kill();
@@ -327,7 +319,7 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
       this.armed.push(armed);
       lines += pendingLine(armed.id, armed.token);
     }
-    this.commands.write(lines);
+    this.child.commands.write(lines);
   }
 
   private armNext(): void {
@@ -337,17 +329,12 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
 
   /** Asks the driver for SIGINT (KeyboardInterrupt in user code; the namespace survives). */
   interrupt(): void {
-    if (!this.exited) this.control.write('i');
+    if (!this.exited) this.child.control.write('i');
   }
 
   /** Kills the kernel and everything it started (its process group). */
   kill(): void {
-    const pid = this.child.pid;
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      /* group already gone */
-    }
+    killGroup(this.child.pid);
   }
 
   /** Kills the group and waits until the process is reaped. */
