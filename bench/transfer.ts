@@ -1,7 +1,7 @@
 /**
  * transfer: peer object transfer between two executors. `alpha_send(data_ref, to='beta')` on executor alpha has
- * its kernel pickle a variable to a file, streams it as base64 JSON to beta's `POST /object-transfer/receive`,
- * and beta's kernel loads it. For 1, 10 and 100 MB numpy uint8 arrays (made in alpha's kernel beforehand, not
+ * its kernel pickle a variable into a socket that alpha relays to beta's `POST /object-transfer/receive`, which
+ * streams it into beta's kernel (Stoa's binary body). For 1, 10 and 100 MB numpy uint8 arrays (made in alpha's kernel beforehand, not
  * timed) the bench times, interleaved per round with the order rotated, the send end to end next to a raw HTTP
  * upload of the same bytes to a bare Node sink, plus the parts of the send (see bench/README.md#transfer).
  */

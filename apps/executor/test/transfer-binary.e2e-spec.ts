@@ -7,12 +7,15 @@ import { devToken, v2Client, type TestClient } from '../../../test/support/ts-cl
 
 const BINARY = 'application/vnd.stoa.object';
 const pickled42 = Buffer.from('80049503000000000000004b2a2e', 'hex'); // pickle of 42
+const CAP = 30 * 1024 * 1024; // both executors' transfer.max_object_bytes
 const fields = (f: Record<string, unknown>) => Buffer.from(JSON.stringify(f)).toString('base64url');
 
 interface Seen {
   method: string;
   contentType: string;
   fieldsHeader?: string;
+  /** Sent chunked (no Content-Length): streamed as the kernel serialised it. */
+  chunked: boolean;
   bytes: number;
 }
 
@@ -32,6 +35,7 @@ async function recordingPeer(target?: string): Promise<{ url: string; seen: Seen
         method: req.method ?? '',
         contentType: String(req.headers['content-type'] ?? ''),
         fieldsHeader: typeof header === 'string' ? header : undefined,
+        chunked: req.headers['transfer-encoding'] === 'chunked' && req.headers['content-length'] === undefined,
         bytes: body.length,
       });
       if (!target) {
@@ -41,7 +45,9 @@ async function recordingPeer(target?: string): Promise<{ url: string; seen: Seen
         return void res.end(JSON.stringify({ success: true, variable_name: parsed.variable_name }));
       }
       const headers = Object.fromEntries(
-        Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)),
+        Object.entries(req.headers).filter(
+          ([k]) => !['host', 'connection', 'content-length', 'transfer-encoding'].includes(k),
+        ),
       ) as Record<string, string>;
       void fetch(`${target}${req.url}`, {
         method: req.method,
@@ -75,11 +81,18 @@ describe('binary object transfer between Stoa executors (negotiated; the referen
   };
 
   beforeAll(async () => {
-    beta = await startExecutor({ port: await freePort(), config: { name: 'beta' } });
+    beta = await startExecutor({
+      port: await freePort(),
+      config: { name: 'beta', transfer: { max_object_bytes: CAP } },
+    });
     stoaPeer = await recordingPeer(beta.url);
     referencePeer = await recordingPeer();
     alpha = await startExecutor({
-      config: { name: 'alpha', peers: { beta: stoaPeer.url, legacy: referencePeer.url } },
+      config: {
+        name: 'alpha',
+        peers: { beta: stoaPeer.url, direct: beta.url, legacy: referencePeer.url },
+        transfer: { max_object_bytes: CAP },
+      },
     });
     a = await v2Client(alpha.mcpUrl, 'auto', devToken('alice'));
     b = await v2Client(beta.mcpUrl, 'auto', devToken('alice'));
@@ -142,7 +155,7 @@ describe('binary object transfer between Stoa executors (negotiated; the referen
     ).json;
     expect(sent).toMatchObject({ success: true, destination: 'beta' });
     const posts = stoaPeer.seen.filter((s) => s.method === 'POST');
-    expect(posts.at(-1)).toMatchObject({ contentType: BINARY, bytes: sent.size_bytes });
+    expect(posts.at(-1)).toMatchObject({ contentType: BINARY, bytes: sent.size_bytes, chunked: true });
     expect(stoaPeer.seen.some((s) => s.method === 'GET')).toBe(true);
     const check = await b.call('execute_beta_code', {
       code: 'int(arr.sum()), arr.dtype.name',
@@ -156,5 +169,98 @@ describe('binary object transfer between Stoa executors (negotiated; the referen
     expect(last.contentType).toBe('application/json');
     expect(last.fieldsHeader).toBeUndefined();
     expect(last.bytes).toBeGreaterThan(Number(legacy.size_bytes) * 1.3); // base64: a third larger
+  });
+
+  it('streams only what serialises: nothing is posted for an unpicklable object, a half-serialised one and one over the cap are aborted and bind nothing', async () => {
+    const src = String(
+      (
+        await a.call('execute_alpha_code', {
+          code: [
+            'import numpy as np, threading',
+            'class Bad:',
+            '    def __reduce__(self):',
+            "        raise RuntimeError('cannot reduce Bad')",
+            'lock = threading.Lock()',
+            'half = [np.zeros(5_000_000, np.uint8), Bad()]',
+            'big = np.zeros(CAP + 1_000_000, np.uint8)'.replace('CAP', String(CAP)),
+            'ok = np.arange(3_000_000, dtype=np.uint32)',
+          ].join('\n'),
+        })
+      ).json.session_id,
+    );
+    const sid = String((await b.call('execute_beta_code', { code: 'pass' })).json.session_id);
+    const send = async (data_ref: string, to = 'beta') =>
+      (await a.call('alpha_send', { data_ref, to, session_id: sid, execution_session_id: src })).json;
+    const postsBefore = stoaPeer.seen.filter((s) => s.method === 'POST').length;
+
+    const lock = await send('lock');
+    expect(lock).toMatchObject({ success: false });
+    expect(String(lock.error)).toMatch(/^Failed to serialize variable 'lock' from kernel: TypeError: cannot pickle/);
+    const half = await send('half');
+    expect(half).toMatchObject({ success: false });
+    expect(String(half.error)).toContain(
+      "Failed to serialize variable 'half' from kernel: RuntimeError: cannot reduce Bad",
+    );
+    const big = await send('big');
+    expect(big).toMatchObject({ success: false });
+    expect(String(big.error)).toMatch(
+      new RegExp(
+        `^Serialized object size \\(${(CAP + 1_000_000).toLocaleString('en-US').slice(0, -3)}\\d{3} bytes\\) exceeds limit \\(${CAP.toLocaleString('en-US')} bytes\\)`,
+      ),
+    );
+    // The recording peer forwards a request only once it ended: the aborted ones never reached beta.
+    expect(stoaPeer.seen.filter((s) => s.method === 'POST').length).toBe(postsBefore);
+    const bound = async () =>
+      (
+        await b.call('execute_beta_code', {
+          code: "[n for n in ('lock', 'half', 'big', 'ok') if n in globals()]",
+          execution_session_id: sid,
+        })
+      ).json.stdout;
+    expect(await bound()).toBe('[]\n');
+    // Straight to beta (no recording proxy): beta reads the half-serialised stream until the sender aborts it.
+    expect(String((await send('half', 'direct')).error)).toContain('RuntimeError: cannot reduce Bad');
+    expect(await bound()).toBe('[]\n');
+    // The stream arrives as it is produced, and the session still works.
+    expect(await send('ok', 'direct')).toMatchObject({ success: true, size_bytes: expect.any(Number) });
+    expect(await bound()).toBe("['ok']\n");
+    expect(
+      (await b.call('execute_beta_code', { code: 'int(ok[-1]), ok.dtype.name', execution_session_id: sid })).json
+        .stdout,
+    ).toBe("(2999999, 'uint32')\n");
+  });
+
+  it('refuses a chunked binary body once it passes max_object_bytes, binding nothing', async () => {
+    const sid = String((await b.call('execute_beta_code', { code: 'pass' })).json.session_id);
+    const chunk = Buffer.alloc(1024 * 1024, 7);
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        // A pickle of one bytes object larger than the cap (PROTO 5, BINBYTES8 <length>), as the kernel reads it.
+        const head = Buffer.from([0x80, 5, 0x8e, 0, 0, 0, 0, 0, 0, 0, 0]);
+        head.writeBigUInt64LE(BigInt(CAP + 2 * chunk.length), 3);
+        c.enqueue(head);
+        for (let i = 0; i <= CAP / chunk.length; i++) c.enqueue(chunk);
+        c.close();
+      },
+    });
+    const res = await fetch(`${beta.url}/object-transfer/receive`, {
+      method: 'POST',
+      headers: {
+        'content-type': BINARY,
+        authorization: `Bearer ${devToken('alice')}`,
+        'x-stoa-object': fields({ variable_name: 'flood', session_id: sid, metadata: {} }),
+      },
+      body,
+      duplex: 'half',
+    });
+    const answer = (await res.json()) as Record<string, unknown>;
+    expect({ status: res.status, ...answer }).toEqual({
+      status: 413,
+      success: false,
+      error: 'Payload exceeds maximum transfer size',
+    });
+    expect(
+      (await b.call('execute_beta_code', { code: "'flood' in dir()", execution_session_id: sid })).json.stdout,
+    ).toBe('False\n');
   });
 });

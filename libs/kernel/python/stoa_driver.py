@@ -327,12 +327,16 @@ class Driver(object):
             except Exception:
                 pass
 
-    def dump_variable(self, name, path):
-        """Serialises a namespace variable to `path` for a transfer (the host reads the file)."""
+    def dump_variable(self, name, path, max_bytes=None):
+        """Serialises a namespace variable to `path` for a transfer (the host reads the file, or the socket)."""
         if not name or name not in self.namespace:
             return {"ok": True, "value": {"found": False}}
         try:
-            serializer, size = _user_call(stoa_transfer.dump, self.namespace[name], path)
+            serializer, size = _user_call(stoa_transfer.dump, self.namespace[name], path, None, max_bytes)
+        except stoa_transfer.TooLarge as exc:
+            error = stoa_transfer.describe_dump_error(exc)
+            return {"ok": False, "error": error,
+                    "value": {"found": True, "error": error, "too_large": True, "size_bytes": exc.size}}
         except BaseException as exc:  # noqa: B902 - a user __reduce__ may raise anything
             error = stoa_transfer.describe_dump_error(exc)
             return {"ok": False, "error": error, "value": {"found": True, "error": error}}
@@ -389,7 +393,9 @@ class Driver(object):
         if op == "literals":
             return {"ok": True, "value": stoa_transfer.find_literals(command.get("code", ""))}
         if op == "dump":
-            return self.dump_variable(command.get("name"), command.get("path"))
+            max_bytes = command.get("max_bytes")
+            return self.dump_variable(command.get("name"), command.get("path"),
+                                      max_bytes if isinstance(max_bytes, int) and max_bytes >= 0 else None)
         if op == "load":
             return self.load_variable(command.get("name"), command.get("path"), command.get("serializer"))
         return {"ok": False, "error": "unknown driver op %r" % (op,)}

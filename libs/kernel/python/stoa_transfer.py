@@ -3,7 +3,8 @@
 * find_literals / rewrite: the reference's AST-based literal extraction (spec 2.8.2). String literals that are
   asset tags (<local>/data/x.csv</local>) or handle ids (h_0123456789ab) in qualifying positions are replaced
   by synthetic variables bound to a pathlib.Path (assets) or to the loaded object (handles).
-* dump / load: serialise one object to a file and back (dill, else cloudpickle, else pickle).
+* dump / load: serialise one object to a file and back (dill, else cloudpickle, else pickle), or through a unix
+  socket the host listens on (the host streams the bytes on without a file in between).
 * make_stash: the kernel's stash(obj) -> handle id.
 
 Optional third-party serializers are imported only when used.
@@ -12,6 +13,8 @@ import ast
 import json
 import os
 import re
+import socket
+import stat
 
 # \Z, not $: a trailing newline does not make a tag (as with the host's JavaScript patterns).
 TAG_CLOSED = re.compile(r"^<(\w+)>([^<>]+)</\1>\Z")
@@ -257,9 +260,48 @@ def _write_atomic(path, write):
         raise
 
 
+def _is_socket(path):
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _connect(path):
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+class _SocketWriter(object):
+    """Writes to the host's socket, connecting on the first write: a dump that fails before any output (most
+    unpicklable objects) never opens the host's stream. The stream opens with the serializer's name on a line of
+    its own. Large buffers go to the socket as they are, uncopied."""
+
+    def __init__(self, path, serializer):
+        self.path = path
+        self.preamble = serializer.encode("ascii") + b"\n"
+        self.sock = None
+
+    def write(self, data):
+        if self.sock is None:
+            self.sock = _connect(self.path)
+            self.sock.sendall(self.preamble)
+        self.sock.sendall(data)
+
+    def close(self):
+        if self.sock is not None:
+            self.sock.close()
+
+
 def dump(obj, path, serializer=None, max_bytes=None):
-    """Serialises `obj` to `path` (mode 0600, written atomically) -> (serializer, size in bytes).
-    Over `max_bytes` nothing is kept and TooLarge is raised."""
+    """Serialises `obj` to `path` (mode 0600, written atomically; or streamed into `path` when it is a unix socket
+    the host listens on) -> (serializer, size in bytes). Over `max_bytes` nothing more is written and TooLarge is
+    raised (with the full size: the rest is serialised and counted, not kept)."""
     import pickle
     serializer = serializer or best_serializer()
     module = _serializer_module(serializer)
@@ -271,6 +313,12 @@ def dump(obj, path, serializer=None, max_bytes=None):
             raise TooLarge(sink.size, max_bytes)
         return sink.size
 
+    if _is_socket(path):
+        writer = _SocketWriter(path, serializer)
+        try:
+            return serializer, write(writer)
+        finally:
+            writer.close()
     return serializer, _write_atomic(path, write)
 
 
@@ -286,24 +334,40 @@ def describe_dump_error(exc):
 
 
 def load(path, serializer):
-    """The object in `path`, written by dump() with `serializer` (possibly in another kernel)."""
-    import pickle
+    """The object in `path`, written by dump() with `serializer` (possibly in another kernel); `path` may be a unix
+    socket the host listens on, which streams exactly one serialised object and then closes."""
     if serializer not in SERIALIZERS:
         raise ValueError("unknown serializer %r; expected one of %s" % (serializer, ", ".join(SERIALIZERS)))
-    with open(path, "rb") as f:
-        try:
-            if serializer == "dill" and _importable("dill"):
-                import dill
-                return dill.load(f)
-            # cloudpickle payloads are plain pickles that import cloudpickle themselves when they need it;
-            # dill payloads of ordinary objects load the same way.
-            return pickle.load(f)
-        except ModuleNotFoundError as exc:
-            raise ModuleNotFoundError(_missing_module_message(exc, serializer), name=exc.name) from None
-        except AttributeError as exc:
-            if "Can't get attribute" not in str(exc):
-                raise
-            raise AttributeError(_missing_attribute_message(exc, serializer)) from None
+    if not _is_socket(path):
+        with open(path, "rb") as f:
+            return _load_from(f, serializer)
+    sock = _connect(path)
+    try:
+        with sock.makefile("rb") as f:
+            obj = _load_from(f, serializer)
+            if f.read(1):
+                raise ValueError("The object stream continues after the end of the serialised object: the sender "
+                                 "sent something else than one object. Send the object again.")
+            return obj
+    finally:
+        sock.close()
+
+
+def _load_from(f, serializer):
+    import pickle
+    try:
+        if serializer == "dill" and _importable("dill"):
+            import dill
+            return dill.load(f)
+        # cloudpickle payloads are plain pickles that import cloudpickle themselves when they need it;
+        # dill payloads of ordinary objects load the same way.
+        return pickle.load(f)
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(_missing_module_message(exc, serializer), name=exc.name) from None
+    except AttributeError as exc:
+        if "Can't get attribute" not in str(exc):
+            raise
+        raise AttributeError(_missing_attribute_message(exc, serializer)) from None
 
 
 def _importable(name):

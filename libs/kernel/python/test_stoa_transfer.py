@@ -6,9 +6,11 @@ import os
 import pathlib
 import pickle
 import shutil
+import socket
 import stat
 import sys
 import tempfile
+import threading
 import traceback
 import types
 import unittest
@@ -290,6 +292,96 @@ class Serialisation(unittest.TestCase):
             stoa_transfer.dump(b"x" * 5000, path, "pickle", max_bytes=1000)
         self.assertEqual(caught.exception.size, len(pickle.dumps(b"x" * 5000, protocol=pickle.HIGHEST_PROTOCOL)))
         self.assertEqual(os.listdir(self.dir), [])
+
+    def _listen(self):
+        """A unix socket the test reads or writes from a thread, as the host does."""
+        path = os.path.join(self.dir, "s.sock")
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(path)
+        server.listen(1)
+        server.settimeout(10)
+        self.addCleanup(server.close)
+        return path, server
+
+    def _read_all(self, server, into):
+        def run():
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                while True:
+                    chunk = conn.recv(1 << 20)
+                    if not chunk:
+                        break
+                    into.append(chunk)
+        t = threading.Thread(target=run)
+        t.start()
+        return t
+
+    def test_dump_into_a_socket_names_the_serializer_then_streams_the_pickle(self):
+        path, server = self._listen()
+        got = []
+        reader = self._read_all(server, got)
+        obj = {"a": bytearray(3_000_000), "b": [1, 2]}
+        serializer, size = stoa_transfer.dump(obj, path, "pickle")
+        reader.join(10)
+        data = b"".join(got)
+        head, _, body = data.partition(b"\n")
+        self.assertEqual((serializer, head), ("pickle", b"pickle"))
+        self.assertEqual(size, len(body))
+        self.assertEqual(pickle.loads(body), obj)
+        self.assertTrue(stat.S_ISSOCK(os.stat(path).st_mode))  # nothing replaced the socket with a file
+
+    def test_a_dump_that_fails_before_its_first_byte_never_connects(self):
+        path, server = self._listen()
+        with self.assertRaises(TypeError):
+            stoa_transfer.dump(threading.Lock(), path, "pickle")
+        server.settimeout(0.05)
+        with self.assertRaises(socket.timeout):
+            server.accept()
+
+    def test_a_dump_over_the_limit_stops_streaming_and_reports_the_full_size(self):
+        path, server = self._listen()
+        got = []
+        reader = self._read_all(server, got)
+        with self.assertRaises(stoa_transfer.TooLarge) as caught:
+            stoa_transfer.dump([b"x" * 600_000, b"y" * 600_000], path, "pickle", max_bytes=1_000_000)
+        reader.join(10)
+        self.assertGreater(caught.exception.size, 1_200_000)
+        self.assertLessEqual(len(b"".join(got)), 1_000_000 + len(b"pickle\n"))
+
+    def _serve(self, server, payload):
+        def run():
+            conn, _ = server.accept()
+            with conn:
+                try:
+                    conn.sendall(payload)
+                except OSError:
+                    pass
+        t = threading.Thread(target=run)
+        t.start()
+        return t
+
+    def test_load_from_a_socket_reads_exactly_one_object(self):
+        path, server = self._listen()
+        obj = {"big": bytes(2_000_000), "n": 7}
+        writer = self._serve(server, pickle.dumps(obj, protocol=5))
+        self.assertEqual(stoa_transfer.load(path, "pickle"), obj)
+        writer.join(10)
+
+    def test_load_from_a_socket_refuses_a_cut_stream_and_trailing_bytes(self):
+        path, server = self._listen()
+        whole = pickle.dumps(bytes(100_000), protocol=5)
+        writer = self._serve(server, whole[:50_000])
+        with self.assertRaises(Exception):  # UnpicklingError or EOFError: the stream ended inside the object
+            stoa_transfer.load(path, "pickle")
+        writer.join(10)
+        writer = self._serve(server, whole + b"more")
+        with self.assertRaises(ValueError) as caught:
+            stoa_transfer.load(path, "pickle")
+        self.assertIn("continues after the end", str(caught.exception))
+        writer.join(10)
 
     def test_missing_serializer_module_says_what_to_install(self):
         path = os.path.join(self.dir, "d.pkl")

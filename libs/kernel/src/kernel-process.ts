@@ -191,24 +191,33 @@ export class KernelProcess extends EventEmitter<{ exit: [code: number | null, si
       : [];
   }
 
-  /** Serialises variable `name` into `path` (a file the kernel may write, e.g. in its transferDir). */
-  async dump(name: string, path: string, timeoutMs: number): Promise<DumpResult> {
+  /**
+   * Serialises variable `name` into `path`: a file the kernel may write (e.g. in its transferDir), or a unix socket
+   * the host listens on and the kernel may connect to (it connects on its first byte). Past `maxBytes` nothing more
+   * is written and the result says `tooLarge`, with the full size.
+   */
+  async dump(name: string, path: string, timeoutMs: number, maxBytes?: number): Promise<DumpResult> {
     const r = await this.execute('', { timeoutMs, graceMs: TRANSFER_GRACE_MS, captureChars: 1000 }, 'dump', {
       name,
       path,
+      ...(maxBytes !== undefined ? { max_bytes: maxBytes } : {}),
     });
     if (r.outcome !== ExecutionOutcome.completed)
       return { found: true, error: unfinished(`Serialising '${name}'`, r, timeoutMs) };
-    const v = r.value as { found?: boolean; serializer?: Serializer; size_bytes?: number; error?: string } | undefined;
+    const v = r.value as
+      | { found?: boolean; serializer?: Serializer; size_bytes?: number; error?: string; too_large?: boolean }
+      | undefined;
     if (!v) return { found: true, error: r.error ?? 'The kernel did not report the result of the serialisation.' };
     if (!v.found) return { found: false };
-    return v.error !== undefined
-      ? { found: true, error: v.error }
-      : { found: true, serializer: v.serializer, sizeBytes: v.size_bytes };
+    if (v.error === undefined) return { found: true, serializer: v.serializer, sizeBytes: v.size_bytes };
+    return v.too_large
+      ? { found: true, error: v.error, tooLarge: true, sizeBytes: v.size_bytes }
+      : { found: true, error: v.error };
   }
 
   /**
-   * Binds variable `name` to the object in `path` (written by `dump`; give it to this kernel with `giveToKernel`).
+   * Binds variable `name` to the object in `path` (written by `dump`; give it to this kernel with `giveToKernel`),
+   * or streamed by the host into a unix socket at `path` that the kernel may connect to.
    * On failure `error` is the kernel's traceback text (it names ModuleNotFoundError when a module is missing).
    */
   async load(name: string, path: string, serializer: Serializer, timeoutMs: number): Promise<LoadResult> {

@@ -102,6 +102,8 @@ export interface DumpResult {
   sizeBytes?: number;
   /** `Type: message` of a failed serialisation, or why the dump did not finish. */
   error?: string;
+  /** The object serialises to more than the dump's `maxBytes` (`sizeBytes` is its full size). */
+  tooLarge?: boolean;
 }
 
 /** `KernelProcess.load`: the variable is bound, or the traceback text of the failure. */

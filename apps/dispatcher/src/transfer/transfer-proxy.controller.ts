@@ -91,7 +91,7 @@ export class TransferProxyController {
       // No id, or an id no worker owns: any worker answers (an unknown id exactly as an unknown id).
       const target = worker ?? this.dispatch.balancer.pick();
       if (!target) return refuse(503, NO_WORKERS);
-      await this.relay(target, principal, req, res, held);
+      await this.relay(target, principal, req, res, held, cap, refuse);
     } finally {
       held.dispose();
     }
@@ -138,25 +138,37 @@ export class TransferProxyController {
     });
   }
 
-  private async relay(worker: Upstream, principal: Principal, req: Request, res: Response, held: HeldBody) {
+  private async relay(
+    worker: Upstream,
+    principal: Principal,
+    req: Request,
+    res: Response,
+    held: HeldBody,
+    cap: number,
+    refuse: (status: number, error: string) => void,
+  ) {
     const headers: Record<string, string> = {};
     for (const h of TRANSFER_HEADERS) if (typeof req.headers[h] === 'string') headers[h] = req.headers[h];
     const authorization = await this.pool.authorization(worker, principal);
     if (authorization) headers.authorization = authorization;
+    let over = false;
     try {
       const r = await this.dispatch.balancer.track(worker, () =>
         worker.http.request({
           method: 'POST',
           path: '/object-transfer/receive',
           headers,
-          body: Readable.from(held.replay(req)),
+          body: Readable.from(capped(held.replay(req), cap, () => (over = true))),
         }),
       );
       const body = Buffer.from(await r.body.arrayBuffer());
       res.status(r.statusCode).setHeader('content-type', String(r.headers['content-type'] ?? 'application/json'));
       res.end(body);
     } catch (err) {
-      if (!res.headersSent) this.unreachable(res, worker, err);
+      if (res.headersSent) return;
+      // A body without a Content-Length (chunked: a streamed object) is counted as it is relayed.
+      if (over) refuse(413, `Payload exceeds maximum transfer size (this dispatcher relays up to ${cap >> 20} MB).`);
+      else this.unreachable(res, worker, err);
     }
   }
 
@@ -165,5 +177,18 @@ export class TransferProxyController {
       success: false,
       error: `Cannot reach worker '${worker.name}' (${(err as Error).message}); retry later.`,
     });
+  }
+}
+
+/** The body as it is relayed, ended with an error once it passes `cap` bytes (`onOver` is told first). */
+async function* capped(body: AsyncIterable<Buffer>, cap: number, onOver: () => void): AsyncGenerator<Buffer> {
+  let bytes = 0;
+  for await (const chunk of body) {
+    bytes += chunk.length;
+    if (bytes > cap) {
+      onOver();
+      throw new Error('Payload exceeds maximum transfer size');
+    }
+    yield chunk;
   }
 }

@@ -15,7 +15,8 @@ export interface ObjectPost {
   variableName: string;
   sessionId?: string;
   metadata: Record<string, unknown>;
-  file: OpenedFile;
+  /** The serialised object: a file, or (binary peers only) the bytes as the kernel produces them. */
+  source: { file: OpenedFile } | { stream: AsyncIterable<Buffer> };
   timeoutMs: number;
   /** Send the raw bytes (Stoa peers that list the format) instead of the reference's base64 JSON. */
   binary?: boolean;
@@ -55,7 +56,8 @@ function receiveUrl(base: URL): URL {
  * POSTs the object to `{base}/object-transfer/receive` without holding it in memory, with an exact Content-Length
  * so the receiver can refuse an oversized body before reading it: as the reference's
  * `{variable_name, data: base64(file), metadata, session_id?}` (the base64 text streamed from the file), or with
- * `binary` as the raw file with the other fields in a header (binary-body.ts).
+ * `binary` as the raw bytes with the other fields in a header (binary-body.ts). A `stream` source (binary only)
+ * goes chunked, as it arrives: an error it throws aborts the request, so the peer never loads a partial object.
  */
 export async function postObject(p: ObjectPost): Promise<{ status: number; body: Record<string, unknown> }> {
   const fields = {
@@ -68,20 +70,25 @@ export async function postObject(p: ObjectPost): Promise<{ status: number; body:
   const auth = p.authorization ? { authorization: p.authorization } : {};
   let headers: Record<string, string>;
   let payload: Readable;
-  if (binary) {
+  if ('stream' in p.source) {
+    if (!binary) throw new Error('A streamed object can only go to a peer that reads binary bodies.');
+    headers = { 'content-type': BINARY_OBJECT_TYPE, [OBJECT_FIELDS_HEADER]: header };
+    payload = Readable.from(p.source.stream, { objectMode: false });
+  } else if (binary) {
     headers = {
       'content-type': BINARY_OBJECT_TYPE,
-      'content-length': String(p.file.size),
+      'content-length': String(p.source.file.size),
       [OBJECT_FIELDS_HEADER]: header,
     };
-    payload = p.file.handle.createReadStream({ start: 0, autoClose: false, highWaterMark: 1024 * 1024 });
+    payload = p.source.file.handle.createReadStream({ start: 0, autoClose: false, highWaterMark: 1024 * 1024 });
   } else {
+    const { file } = p.source;
     const head = JSON.stringify(fields);
     const prefix = Buffer.from(`${head.slice(0, -1)},"data":"`);
     const suffix = Buffer.from('"}');
-    const length = prefix.length + 4 * Math.ceil(p.file.size / 3) + suffix.length;
+    const length = prefix.length + 4 * Math.ceil(file.size / 3) + suffix.length;
     headers = { 'content-type': 'application/json', 'content-length': String(length) };
-    payload = Readable.from(base64Body(prefix, p.file, suffix));
+    payload = Readable.from(base64Body(prefix, file, suffix));
   }
   const res = await request(receiveUrl(p.base), {
     method: 'POST',

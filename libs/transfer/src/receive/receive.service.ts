@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ActivityPublisher } from '@stoa/activity';
 import { isAppError, isPyIdentifier, type Principal } from '@stoa/core';
-import { giveToKernel } from '@stoa/kernel';
+import { giveToKernel, type LoadResult } from '@stoa/kernel';
 import { SessionService, type SessionRuntime } from '@stoa/sessions';
 import { asSerializer } from '../inputs/code-inputs';
 import { kernelDir } from '../files/kernel-files';
@@ -20,6 +20,7 @@ import {
 import { TransferLog } from '../log/transfer-log.service';
 import { type ParsedTransferBody, TransferBodyParser } from './transfer-body';
 import { decodeObjectFields, readBinaryBody } from './binary-body';
+import { loadStreamed, type PeekedBody, peekBody, replayBody } from './kernel-stream';
 import { TRANSFER_SETTINGS, type TransferSettings } from '../transfer.settings';
 
 /** The answer of a successful receipt (reference §6.5). */
@@ -82,10 +83,18 @@ export class ReceiveService {
     const file = join(incoming, `recv-${randomBytes(8).toString('hex')}.pkl`);
     try {
       await mkdir(incoming, { recursive: true, mode: 0o700 });
-      const parsed = binaryFields
-        ? await readBinaryBody(body, binaryFields, file, this.settings.config.max_object_bytes)
-        : await this.read(body, file);
-      return await this.accept(principal, parsed, file);
+      if (binaryFields) {
+        // A binary body is validated from its header and first bytes, then streams into the kernel as it arrives.
+        const stream = await peekBody(body);
+        const parsed = {
+          fields: binaryFields,
+          dataIsString: true,
+          dataChars: stream.first?.length ?? 0,
+          decodedBytes: 0,
+        };
+        return await this.accept(principal, parsed, { file, stream });
+      }
+      return await this.accept(principal, await this.read(body, file), { file });
     } finally {
       this.active--;
       await rm(file, { force: true });
@@ -113,7 +122,7 @@ export class ReceiveService {
   private async accept(
     principal: Principal | undefined,
     parsed: ParsedTransferBody,
-    file: string,
+    received: Source,
   ): Promise<ReceivedObject> {
     const body = parsed.fields;
     const name = body.variable_name;
@@ -122,7 +131,7 @@ export class ReceiveService {
     if (!name || !parsed.dataChars) throw new TransferBodyError("Missing required fields: 'variable_name' and 'data'");
     if (!isPyIdentifier(name)) throw new TransferBodyError(`Invalid Python variable name: '${name}'`);
     if (parsed.base64Error) throw new TransferBodyError(parsed.base64Error);
-    const size = parsed.decodedBytes;
+    const size = { bytes: parsed.decodedBytes };
     if (!principal) throw new ReceiveUnauthenticatedError();
     const meta = (body.metadata && typeof body.metadata === 'object' ? body.metadata : {}) as Record<string, unknown>;
     const source = typeof meta.source_server === 'string' ? meta.source_server : 'unknown';
@@ -136,7 +145,7 @@ export class ReceiveService {
     const started = performance.now();
     let error: string | null = null;
     try {
-      return await this.inject(target, name, file, size, serializer);
+      return await this.inject(target, name, received, size, serializer);
     } catch (err) {
       error = isAppError(err) ? err.message : String(err);
       throw err;
@@ -150,7 +159,7 @@ export class ReceiveService {
         sessionId: target.record.id,
         dataRef: name,
         name,
-        sizeBytes: size,
+        sizeBytes: size.bytes,
         serializer: error ? null : serializer,
         success: !error,
         error,
@@ -164,7 +173,7 @@ export class ReceiveService {
         variable_name: name,
         source_server: source,
         session_id: target.record.id,
-        size_bytes: size,
+        size_bytes: size.bytes,
         success: !error,
       };
       if (!error) this.logger.log(event, 'object_received');
@@ -178,7 +187,7 @@ export class ReceiveService {
         transfer_id: transferId,
         variable_name: name,
         source_server: source.slice(0, 200),
-        size_bytes: size,
+        size_bytes: size.bytes,
         success: !error,
         ...(error ? { error } : {}),
       });
@@ -202,34 +211,61 @@ export class ReceiveService {
   private async inject(
     runtime: SessionRuntime,
     name: string,
-    received: string,
-    size: number,
+    source: Source,
+    size: { bytes: number },
     serializer: ReceivedObject['serializer'],
   ): Promise<ReceivedObject> {
     // Never wait behind a running cell: the sender would time out while the object still lands later.
     if (runtime.busyJob || runtime.lock.pending > 0)
       throw new ReceiveSessionBusyError(runtime.record.id, runtime.busyJob);
+    const { kernel_timeout_seconds, max_object_bytes } = this.settings.config;
+    const timeoutMs = kernel_timeout_seconds * 1000;
     let path: string | undefined;
     try {
       return await runtime.lock.runExclusive(async () => {
         const { kernel } = await this.sessions.kernelFor(runtime);
-        path = join(await kernelDir(runtime.dirs, 'in'), `recv-${randomBytes(8).toString('hex')}.pkl`);
-        await rename(received, path); // same file system: the inbox
-        await giveToKernel(path, runtime.dirs);
-        const r = await kernel.load(name, path, serializer, this.settings.config.kernel_timeout_seconds * 1000);
+        let r: LoadResult | undefined;
+        if (source.stream) {
+          const target = { name, serializer, timeoutMs, maxBytes: max_object_bytes };
+          const streamed = await loadStreamed(kernel, runtime.dirs, target, source.stream);
+          if (streamed) [r, size.bytes] = [streamed.load, streamed.size];
+          // No socket here (too long a path): the body goes to a file first, as a JSON body's does.
+          else
+            size.bytes = (
+              await readBinaryBody(replayBody(source.stream), {}, source.file, max_object_bytes)
+            ).decodedBytes;
+        }
+        if (!r) {
+          path = join(await kernelDir(runtime.dirs, 'in'), `recv-${randomBytes(8).toString('hex')}.pkl`);
+          await rename(source.file, path); // same file system: the inbox
+          await giveToKernel(path, runtime.dirs);
+          r = await kernel.load(name, path, serializer, timeoutMs);
+        }
         this.sessions.touch(runtime);
         if (!r.ok)
           throw new ObjectImportError(
             `Kernel injection failed: ${r.error}`,
             /ModuleNotFoundError/.test(r.error) ? { hint: MODULE_HINT } : {},
           );
-        return { success: true, variable_name: name, session_id: runtime.record.id, size_bytes: size, serializer };
+        return {
+          success: true,
+          variable_name: name,
+          session_id: runtime.record.id,
+          size_bytes: size.bytes,
+          serializer,
+        };
       });
     } catch (err) {
-      if (err instanceof ObjectImportError) throw err;
+      if (err instanceof ObjectImportError || err instanceof TransferTooLargeError) throw err;
       throw new ObjectImportError(`Failed to import object: ${(err as Error).message}`, {}, { cause: err });
     } finally {
       if (path) await rm(path, { force: true });
     }
   }
+}
+
+/** A received body: decoded into `file` (JSON), or a binary body still streaming (`file` is its fallback). */
+interface Source {
+  file: string;
+  stream?: PeekedBody;
 }

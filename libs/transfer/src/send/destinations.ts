@@ -6,7 +6,7 @@ import { appError, ErrorKind, InvalidInputError, type Principal } from '@stoa/co
 import { UpstreamCredentials } from '@stoa/connectors';
 import type { ArtifactLinks } from '../artifacts/artifact-links';
 import type { BlobStore } from '../blob/blob-store';
-import { peerReadsBinary, postObject } from '../peers/peer-http';
+import { type ObjectPost, peerReadsBinary, postObject } from '../peers/peer-http';
 import { checkRelativeName, isInside, type OpenedFile } from '../files/safe-files';
 import { validateTargetUrl } from '../peers/target-url';
 import type { PeerDestination } from '../transfer.settings';
@@ -15,6 +15,13 @@ import type { Publisher, PublishItem, PublishOutcome, PublishRequest } from './p
 /** The item a send hands its destination: the public fields, plus the opened (checked) file for built-ins. */
 export interface FileItem extends PublishItem {
   readonly file: OpenedFile;
+}
+
+/** A kernel variable streamed as its kernel serialises it (to a peer that reads binary bodies). */
+export interface StreamItem {
+  readonly name: string;
+  readonly serializer: string;
+  readonly body: AsyncIterable<Buffer>;
 }
 
 /** Who sends: the public fields, plus what built-ins need (the caller's token, the peer's target session). */
@@ -88,6 +95,29 @@ export class PeerPublisher implements Publisher<FileItem, CallerRequest> {
   }
 
   async send(item: FileItem, r: CallerRequest): Promise<PublishOutcome> {
+    return this.post(item.name, item.serializer, { file: item.file }, r);
+  }
+
+  /** Whether this peer reads Stoa's binary body, so an object can stream to it as its kernel serialises it. */
+  async readsBinary(timeoutMs: number): Promise<boolean> {
+    if (!this.binary) return false;
+    return peerReadsBinary(
+      validateTargetUrl(this.peer.url, { trustHttp: this.peer.trustHttp, env: this.env }),
+      timeoutMs,
+    );
+  }
+
+  /** Sends an object as it is serialised (only to a peer that {@link readsBinary}). */
+  sendStream(item: StreamItem, r: CallerRequest): Promise<PublishOutcome> {
+    return this.post(item.name, item.serializer, { stream: item.body }, r);
+  }
+
+  private async post(
+    name: string,
+    serializer: string | undefined,
+    source: ObjectPost['source'],
+    r: CallerRequest,
+  ): Promise<PublishOutcome> {
     const base = validateTargetUrl(this.peer.url, { trustHttp: this.peer.trustHttp, env: this.env });
     const authorization = this.credentials
       ? await this.credentials.authorization(r.caller)
@@ -97,12 +127,12 @@ export class PeerPublisher implements Publisher<FileItem, CallerRequest> {
     const { status, body } = await postObject({
       base,
       authorization,
-      variableName: item.name,
+      variableName: name,
       sessionId: r.targetSession || undefined,
-      metadata: { source_server: r.sourceServer, transfer_id: r.transferId, serializer: item.serializer },
-      file: item.file,
+      metadata: { source_server: r.sourceServer, transfer_id: r.transferId, serializer },
+      source,
       timeoutMs: r.timeoutMs,
-      binary: this.binary && (await peerReadsBinary(base, r.timeoutMs)),
+      binary: 'stream' in source || (this.binary && (await peerReadsBinary(base, r.timeoutMs))),
     });
     if (status < 200 || status >= 300) {
       const why = typeof body.error === 'string' ? body.error : JSON.stringify(body);
@@ -110,7 +140,7 @@ export class PeerPublisher implements Publisher<FileItem, CallerRequest> {
         `Peer '${this.name}' refused the object (HTTP ${status}): ${why}${typeof body.hint === 'string' ? ` Hint: ${body.hint}` : ''}`,
       );
     }
-    return { remote_uri: `Injected '${item.name}' into ${this.name} kernel (response: ${JSON.stringify(body)})` };
+    return { remote_uri: `Injected '${name}' into ${this.name} kernel (response: ${JSON.stringify(body)})` };
   }
 
   /** Credentials for a peer with an `auth:` block (connector modes); none → the caller's token is forwarded. */

@@ -4,7 +4,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { isAppError, isPyIdentifier, tokenlessPrincipal, type Principal } from '@stoa/core';
 import { SessionService, type SessionRuntime } from '@stoa/sessions';
 import type { ArtifactLinks } from '../artifacts/artifact-links';
-import type { Destination } from './destinations';
+import { type CallerRequest, type Destination, PeerPublisher } from './destinations';
+import { streamVariable } from './object-stream';
 import { checkRelativeName, openKernelFile, type OpenedFile, unlinkKernelFile } from '../files/safe-files';
 import { TransferLog } from '../log/transfer-log.service';
 import { TRANSFER_SETTINGS, type TransferSettings } from '../transfer.settings';
@@ -185,6 +186,33 @@ export class SendService {
         `Session busy — job ${runtime.busyJob} is still running. Wait for it (check_job) and send again.`,
       );
     const timeoutMs = this.settings.config.kernel_timeout_seconds * 1000;
+    const request: CallerRequest = {
+      principal: tokenlessPrincipal(principal),
+      caller: principal,
+      sessionId: runtime.record.id,
+      transferId,
+      sourceServer: this.settings.serverName,
+      targetSession,
+      timeoutMs: this.settings.config.peer_timeout_seconds * 1000,
+    };
+    // A Stoa peer takes the object as the kernel serialises it: no file is written and read back.
+    if (dest.publisher instanceof PeerPublisher && (await dest.publisher.readsBinary(request.timeoutMs))) {
+      const peer = dest.publisher;
+      const streamed = await runtime.lock.runExclusive(async () => {
+        const { kernel } = await this.sessions.kernelFor(runtime);
+        const max = this.settings.config.max_object_bytes;
+        return streamVariable(kernel, runtime.dirs, dataRef, { timeoutMs, maxBytes: max }, (serializer, body) =>
+          peer.sendStream({ name, serializer, body }, request),
+        );
+      });
+      const d = streamed?.dump;
+      if (d?.tooLarge) throw new SendError(tooLarge(d.sizeBytes ?? 0, this.settings.config.max_object_bytes));
+      if (d?.error !== undefined)
+        throw new SendError(`Failed to serialize variable '${dataRef}' from kernel: ${d.error}`);
+      if (d?.found && streamed?.result)
+        return { remote: streamed.result.remote_uri, size: d.sizeBytes ?? 0, serializer: d.serializer };
+      // Not a variable (an output file may have that name), or no socket here: the file path below.
+    }
     let pickled: { dir: string; file: string; serializer: string } | undefined;
     let file: OpenedFile | undefined;
     try {
@@ -216,9 +244,7 @@ export class SendService {
       }
       const max = this.settings.config.max_object_bytes;
       if (dest.kind === 'peer' && file.size > max) {
-        throw new SendError(
-          `Serialized object size (${file.size.toLocaleString('en-US')} bytes) exceeds limit (${max.toLocaleString('en-US')} bytes). Reduce the object size or split into smaller pieces.`,
-        );
+        throw new SendError(tooLarge(file.size, max));
       }
       const opened = file;
       const serializer = pickled?.serializer;
@@ -232,15 +258,7 @@ export class SendService {
           file: opened,
           stream: () => opened.handle.createReadStream({ start: 0, autoClose: false }),
         },
-        {
-          principal: tokenlessPrincipal(principal),
-          caller: principal,
-          sessionId: runtime.record.id,
-          transferId,
-          sourceServer: this.settings.serverName,
-          targetSession,
-          timeoutMs: this.settings.config.peer_timeout_seconds * 1000,
-        },
+        request,
       );
       return { remote: out.remote_uri, size: opened.size, serializer, expires_at: out.expires_at };
     } finally {
@@ -259,6 +277,10 @@ export class SendService {
     }
     return openKernelFile(runtime.dirs, join(runtime.outputDir, rel)).catch(() => undefined);
   }
+}
+
+function tooLarge(size: number, max: number): string {
+  return `Serialized object size (${size.toLocaleString('en-US')} bytes) exceeds limit (${max.toLocaleString('en-US')} bytes). Reduce the object size or split into smaller pieces.`;
 }
 
 /** A download link as the admin log keeps it: the capability token is not stored. */
