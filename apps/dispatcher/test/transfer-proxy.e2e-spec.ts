@@ -60,6 +60,7 @@ describe('download links and object transfers through a dispatcher reach the wor
         worker_auth: { mode: 'passthrough', audience: 'dev' },
         session_key: KEY,
         health_check_interval: 1,
+        transfer_max_mb: 10,
       },
       {},
       port,
@@ -136,6 +137,42 @@ describe('download links and object transfers through a dispatcher reach the wor
     expect((await dave.call('execute_demo_code', { code: 'q', execution_session_id: second })).json.stdout).toBe(
       '42\n',
     );
+  });
+
+  it('counts a chunked body (no Content-Length) as it relays it and refuses it past transfer_max_mb', async () => {
+    const erin = await client('erin');
+    const [sid] = await sessionsOnBoth(erin);
+    const mib = Buffer.alloc(1024 * 1024, 1);
+    // A pickle of one 12 MiB bytes object (PROTO 5, BINBYTES8 <length>), streamed without a Content-Length.
+    const head = Buffer.from([0x80, 5, 0x8e, 0, 0, 0, 0, 0, 0, 0, 0]);
+    head.writeBigUInt64LE(BigInt(12 * mib.length), 3);
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(head);
+        for (let i = 0; i < 12; i++) c.enqueue(mib);
+        c.enqueue(Buffer.from('.'));
+        c.close();
+      },
+    });
+    const res = await fetch(`${dispatcher.url}/object-transfer/receive`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/vnd.stoa.object',
+        'x-stoa-object': Buffer.from(
+          JSON.stringify({ variable_name: 'flood', session_id: sid, metadata: {} }),
+        ).toString('base64url'),
+        authorization: `Bearer ${devToken('erin')}`,
+      },
+      body,
+      duplex: 'half',
+    });
+    expect({ status: res.status, ...((await res.json()) as object) }).toEqual({
+      status: 413,
+      success: false,
+      error: 'Payload exceeds maximum transfer size (this dispatcher relays up to 10 MB).',
+    });
+    const bound = await erin.call('execute_demo_code', { code: "'flood' in globals()", execution_session_id: sid });
+    expect(bound.json.stdout).toBe('False\n');
   });
 
   it("answers someone else's session id exactly like an unknown one", async () => {
