@@ -89,11 +89,13 @@ export class TransferController {
       res.status(status).json(body);
     };
     try {
-      if (Number(req.headers['content-length'] ?? NaN) > this.receiver.maxBodyBytes)
-        throw new TransferTooLargeError('Payload exceeds maximum transfer size');
       const binary = isBinaryObject(req.headers['content-type'])
         ? { fieldsHeader: req.headers[OBJECT_FIELDS_HEADER] }
         : undefined;
+      // A binary body is the object itself; a JSON one its base64 and the fields around it.
+      const max = binary ? this.receiver.maxObjectBytes : this.receiver.maxBodyBytes;
+      if (Number(req.headers['content-length'] ?? NaN) > max)
+        throw new TransferTooLargeError('Payload exceeds maximum transfer size');
       answer(200, await this.receiver.receive(principal, req, binary));
     } catch (err) {
       if (!isAppError(err)) throw err;

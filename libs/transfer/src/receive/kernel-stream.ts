@@ -3,7 +3,7 @@ import type { KernelDirs, KernelProcess, LoadResult, Serializer } from '@stoa/ke
 import { KernelSocket } from '../files/kernel-socket';
 import { TransferTooLargeError } from './receive.errors';
 
-/** A body read up to its first chunk: what arrived, and the rest as it comes. */
+/** A body read up to its first chunk: what arrived (until handed out), and the rest as it comes. */
 export interface PeekedBody {
   first: Buffer | undefined;
   rest: AsyncIterator<Buffer>;
@@ -15,64 +15,96 @@ export async function peekBody(body: AsyncIterable<Buffer>): Promise<PeekedBody>
   return { first: next.done ? undefined : next.value, rest };
 }
 
+/** The body from its first chunk on (each chunk is handed out once, however often this is called). */
 export async function* replayBody(b: PeekedBody): AsyncGenerator<Buffer> {
-  if (b.first) yield b.first;
+  const first = b.first;
+  b.first = undefined;
+  if (first) yield first;
   for (let next = await b.rest.next(); !next.done; next = await b.rest.next()) yield next.value;
 }
 
 /**
  * Loads a received object into `kernel` as its body arrives, through a {@link KernelSocket}: no file is written
- * and read back. Past `maxBytes` the stream is cut (the kernel binds nothing) and TransferTooLargeError is thrown;
- * a body that breaks off throws its error. Undefined: no socket could be made here, so the caller uses a file.
+ * and read back. `body` settles once the whole request body was read — with its size, or with
+ * TransferTooLargeError past `maxBytes` (the kernel's stream is cut there, so it binds nothing) or the body's own
+ * error. A kernel that stops reading early (a failed load) leaves the rest to be read and discarded, so the
+ * sender gets the answer rather than a reset; await `body` outside the session's lock. Undefined: no socket could
+ * be made here, so the caller uses a file.
  */
 export async function loadStreamed(
   kernel: KernelProcess,
   dirs: KernelDirs,
   target: { name: string; serializer: Serializer; timeoutMs: number; maxBytes: number },
-  body: PeekedBody,
-): Promise<{ load: LoadResult; size: number } | undefined> {
+  received: PeekedBody,
+): Promise<{ load: LoadResult; body: Promise<number> } | undefined> {
   const socket = await KernelSocket.open(dirs, 'in');
   if (!socket) return undefined;
-  let size = 0;
-  let failure: Error | undefined;
-  const feed = async (s: Socket) => {
-    try {
-      for await (const chunk of replayBody(body)) {
-        size += chunk.length;
-        if (size > target.maxBytes) throw new TransferTooLargeError('Payload exceeds maximum transfer size');
-        if (!s.write(chunk)) await waitDrain(s);
-      }
-      s.end(); // the kernel reads to the end: exactly one object, nothing after it
-    } catch (err) {
-      failure = err as Error;
-      s.destroy(); // the kernel sees a cut stream and binds nothing
+  let feeding: Promise<number> | undefined;
+  let loaded = false;
+  void socket.connection.then((s) => {
+    if (loaded)
+      s.destroy(); // too late: the load is over, and the body is discarded below
+    else {
+      feeding = feed(s, received, target.maxBytes);
+      feeding.catch(() => undefined); // reported when the caller awaits `body`
     }
-  };
-  let fed: Promise<void> | undefined;
-  void socket.connection.then((s) => (fed = feed(s)));
+  });
+  let load: LoadResult;
   try {
-    const load = await kernel.load(target.name, socket.path, target.serializer, target.timeoutMs);
-    await fed;
-    if (failure instanceof TransferTooLargeError || (failure && load.ok)) throw failure;
-    return { load, size };
+    load = await kernel.load(target.name, socket.path, target.serializer, target.timeoutMs);
+  } catch (err) {
+    load = { ok: false, error: (err as Error).message };
   } finally {
-    await socket.close();
+    loaded = true;
+    await socket.close(); // the feed then reads the rest of the body and discards it
+  }
+  const body = feeding ?? discard(received, target.maxBytes);
+  body.catch(() => undefined); // reported when the caller awaits it
+  return { load, body };
+}
+
+/** Writes the body into the kernel's socket (with backpressure); once that closes, reads on and discards. */
+async function feed(s: Socket, received: PeekedBody, maxBytes: number): Promise<number> {
+  let size = 0;
+  let open = true;
+  s.once('close', () => (open = false));
+  s.on('error', () => (open = false));
+  try {
+    for await (const chunk of replayBody(received)) {
+      size += chunk.length;
+      if (size > maxBytes) throw new TransferTooLargeError('Payload exceeds maximum transfer size');
+      if (open && !s.write(chunk)) open = await drained(s);
+    }
+    if (open) s.end(); // the kernel reads to the end: exactly one object, nothing after it
+    return size;
+  } catch (err) {
+    s.destroy(); // a cut stream: the kernel binds nothing
+    throw err;
   }
 }
 
-function waitDrain(s: Socket): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const done = (err?: Error) => {
-      s.off('drain', ok);
-      s.off('close', closed);
-      s.off('error', done);
-      if (err) reject(err);
-      else resolve();
+/** Reads what is left of a body and drops it (up to `maxBytes` in all); resolves with the body's size. */
+export async function discard(received: PeekedBody, maxBytes: number): Promise<number> {
+  let size = 0;
+  for await (const chunk of replayBody(received)) {
+    size += chunk.length;
+    if (size > maxBytes) throw new TransferTooLargeError('Payload exceeds maximum transfer size');
+  }
+  return size;
+}
+
+/** True once `s` drained; false when it closed or failed first (or already had). */
+function drained(s: Socket): Promise<boolean> {
+  if (s.destroyed || s.writableEnded) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (ok: boolean) => {
+      s.off('drain', onDrain);
+      s.off('close', onClose);
+      resolve(ok);
     };
-    const ok = () => done();
-    const closed = () => done(new Error('The kernel closed the object stream before reading all of it.'));
-    s.once('drain', ok);
-    s.once('close', closed);
-    s.once('error', done);
+    const onDrain = () => done(true);
+    const onClose = () => done(false);
+    s.once('drain', onDrain);
+    s.once('close', onClose);
   });
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ActivityPublisher } from '@stoa/activity';
 import { isAppError, isPyIdentifier, type Principal } from '@stoa/core';
-import { giveToKernel, type LoadResult } from '@stoa/kernel';
+import { giveToKernel } from '@stoa/kernel';
 import { SessionService, type SessionRuntime } from '@stoa/sessions';
 import { asSerializer } from '../inputs/code-inputs';
 import { kernelDir } from '../files/kernel-files';
@@ -20,7 +20,7 @@ import {
 import { TransferLog } from '../log/transfer-log.service';
 import { type ParsedTransferBody, TransferBodyParser } from './transfer-body';
 import { decodeObjectFields, readBinaryBody } from './binary-body';
-import { loadStreamed, type PeekedBody, peekBody, replayBody } from './kernel-stream';
+import { discard, loadStreamed, type PeekedBody, peekBody, replayBody } from './kernel-stream';
 import { TRANSFER_SETTINGS, type TransferSettings } from '../transfer.settings';
 
 /** The answer of a successful receipt (reference §6.5). */
@@ -58,6 +58,11 @@ export class ReceiveService {
 
   private active = 0;
 
+  /** Largest object (and binary body) `receive` takes. */
+  get maxObjectBytes(): number {
+    return this.settings.config.max_object_bytes;
+  }
+
   /** Largest body `receive` reads; a request that declares more can be refused before its body is read. */
   get maxBodyBytes(): number {
     return maxReceiveBodyBytes(this.settings.config.max_object_bytes);
@@ -92,7 +97,15 @@ export class ReceiveService {
           dataChars: stream.first?.length ?? 0,
           decodedBytes: 0,
         };
-        return await this.accept(principal, parsed, { file, stream });
+        try {
+          return await this.accept(principal, parsed, { file, stream });
+        } catch (err) {
+          // Refused while the sender is still sending: read the rest first, so the sender gets this answer
+          // rather than a reset (as a JSON body, which is read whole before anything is checked).
+          if (!(err instanceof TransferTooLargeError))
+            await discard(stream, this.settings.config.max_object_bytes).catch(() => undefined);
+          throw err;
+        }
       }
       return await this.accept(principal, await this.read(body, file), { file });
     } finally {
@@ -218,43 +231,38 @@ export class ReceiveService {
     // Never wait behind a running cell: the sender would time out while the object still lands later.
     if (runtime.busyJob || runtime.lock.pending > 0)
       throw new ReceiveSessionBusyError(runtime.record.id, runtime.busyJob);
-    const { kernel_timeout_seconds, max_object_bytes } = this.settings.config;
+    const { kernel_timeout_seconds, peer_timeout_seconds, max_object_bytes: maxBytes } = this.settings.config;
     const timeoutMs = kernel_timeout_seconds * 1000;
     let path: string | undefined;
+    let rest: Promise<number> | undefined;
     try {
-      return await runtime.lock.runExclusive(async () => {
+      const r = await runtime.lock.runExclusive(async () => {
         const { kernel } = await this.sessions.kernelFor(runtime);
-        let r: LoadResult | undefined;
         if (source.stream) {
-          const target = { name, serializer, timeoutMs, maxBytes: max_object_bytes };
+          // The load takes as long as the body takes to arrive: its time includes the sender's.
+          const target = { name, serializer, timeoutMs: timeoutMs + peer_timeout_seconds * 1000, maxBytes };
           const streamed = await loadStreamed(kernel, runtime.dirs, target, source.stream);
-          if (streamed) [r, size.bytes] = [streamed.load, streamed.size];
+          if (streamed) {
+            rest = streamed.body;
+            return streamed.load;
+          }
           // No socket here (too long a path): the body goes to a file first, as a JSON body's does.
-          else
-            size.bytes = (
-              await readBinaryBody(replayBody(source.stream), {}, source.file, max_object_bytes)
-            ).decodedBytes;
+          size.bytes = (await readBinaryBody(replayBody(source.stream), {}, source.file, maxBytes)).decodedBytes;
         }
-        if (!r) {
-          path = join(await kernelDir(runtime.dirs, 'in'), `recv-${randomBytes(8).toString('hex')}.pkl`);
-          await rename(source.file, path); // same file system: the inbox
-          await giveToKernel(path, runtime.dirs);
-          r = await kernel.load(name, path, serializer, timeoutMs);
-        }
-        this.sessions.touch(runtime);
-        if (!r.ok)
-          throw new ObjectImportError(
-            `Kernel injection failed: ${r.error}`,
-            /ModuleNotFoundError/.test(r.error) ? { hint: MODULE_HINT } : {},
-          );
-        return {
-          success: true,
-          variable_name: name,
-          session_id: runtime.record.id,
-          size_bytes: size.bytes,
-          serializer,
-        };
+        path = join(await kernelDir(runtime.dirs, 'in'), `recv-${randomBytes(8).toString('hex')}.pkl`);
+        await rename(source.file, path); // same file system: the inbox
+        await giveToKernel(path, runtime.dirs);
+        return kernel.load(name, path, serializer, timeoutMs);
       });
+      // Outside the lock: a streamed body is read to its end (an oversized or broken one is the error to report).
+      if (rest) size.bytes = await rest;
+      this.sessions.touch(runtime);
+      if (!r.ok)
+        throw new ObjectImportError(
+          `Kernel injection failed: ${r.error}`,
+          /ModuleNotFoundError/.test(r.error) ? { hint: MODULE_HINT } : {},
+        );
+      return { success: true, variable_name: name, session_id: runtime.record.id, size_bytes: size.bytes, serializer };
     } catch (err) {
       if (err instanceof ObjectImportError || err instanceof TransferTooLargeError) throw err;
       throw new ObjectImportError(`Failed to import object: ${(err as Error).message}`, {}, { cause: err });

@@ -32,16 +32,15 @@ export async function streamVariable<T>(
   let dumped: DumpResult | undefined;
   let settle!: (r: DumpResult) => void;
   const finished = new Promise<DumpResult>((resolve) => (settle = resolve));
-  let abortedByKernel = false;
   let started = false;
+  /** Set when the upload failed while the kernel was still serialising (the kernel then fails on a closed socket). */
+  let uploadFailed: { err: unknown } | undefined;
   const body = async function* (first: Buffer, rest: AsyncIterator<Buffer>): AsyncGenerator<Buffer> {
     if (first.length) yield first;
     for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
     const r = await finished;
-    if (!r.found || r.error !== undefined) {
-      abortedByKernel = true;
+    if (!r.found || r.error !== undefined)
       throw new Error('The kernel could not finish serialising the object; the transfer is aborted.');
-    }
   };
   const consumed = socket.connection.then(async (s) => {
     if (dumped && (!dumped.found || dumped.error !== undefined)) return undefined; // failed before we accepted
@@ -49,21 +48,17 @@ export async function streamVariable<T>(
     started = true;
     return { value: await consume(serializer, body(first, rest)) };
   });
-  // A failed upload must not leave the kernel blocked on a socket nobody reads.
-  consumed.catch(() => void socket.close());
+  consumed.catch((err: unknown) => {
+    if (!dumped && started) uploadFailed = { err };
+    void socket.close(); // a failed upload must not leave the kernel blocked on a socket nobody reads
+  });
   try {
     dumped = await kernel.dump(name, socket.path, opts.timeoutMs, opts.maxBytes);
     settle(dumped);
     if (dumped.found && dumped.error === undefined) return { dump: dumped, result: (await consumed)?.value };
     await socket.close();
-    if (started) {
-      const failed = await consumed.then(
-        () => undefined,
-        (err: unknown) => ({ err }),
-      );
-      // The kernel failed because the upload did (it could not write any more): the upload's error says why.
-      if (failed && !abortedByKernel) throw failed.err;
-    }
+    // Whichever failed first says why: the upload (the kernel then could not write), else the kernel.
+    if (uploadFailed) throw uploadFailed.err;
     return { dump: dumped };
   } finally {
     await socket.close();

@@ -196,12 +196,15 @@ export class SendService {
       timeoutMs: this.settings.config.peer_timeout_seconds * 1000,
     };
     // A Stoa peer takes the object as the kernel serialises it: no file is written and read back.
-    if (dest.publisher instanceof PeerPublisher && (await dest.publisher.readsBinary(request.timeoutMs))) {
-      const peer = dest.publisher;
+    // (A target session id too long for the fields header goes as JSON, from a file.)
+    const peer = dest.publisher instanceof PeerPublisher ? dest.publisher : undefined;
+    if (peer && (targetSession ?? '').length <= 4096 && (await peer.readsBinary(request.timeoutMs))) {
       const streamed = await runtime.lock.runExclusive(async () => {
         const { kernel } = await this.sessions.kernelFor(runtime);
-        const max = this.settings.config.max_object_bytes;
-        return streamVariable(kernel, runtime.dirs, dataRef, { timeoutMs, maxBytes: max }, (serializer, body) =>
+        const maxBytes = this.settings.config.max_object_bytes;
+        // The kernel serialises as fast as the peer takes the bytes: its time includes the upload.
+        const limits = { timeoutMs: timeoutMs + request.timeoutMs, maxBytes };
+        return streamVariable(kernel, runtime.dirs, dataRef, limits, (serializer, body) =>
           peer.sendStream({ name, serializer, body }, request),
         );
       });
