@@ -13,7 +13,6 @@ import ast
 import json
 import os
 import re
-import socket
 import stat
 
 # \Z, not $: a trailing newline does not make a tag (as with the host's JavaScript patterns).
@@ -268,6 +267,7 @@ def _is_socket(path):
 
 
 def _connect(path):
+    import socket  # only for transfers: every kernel start would pay ~4 ms for it
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(path)

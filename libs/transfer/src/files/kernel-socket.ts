@@ -11,8 +11,8 @@ const MAX_SOCKET_PATH = 100;
 /**
  * A one-connection unix socket in the kernel's inbox (server-owned; group = the kernel's uid, mode 0660), so an
  * object travels between the kernel and the host as a stream instead of a file written and read back. Only the
- * session's kernel (and the server) can reach it; the first connection is the only one accepted, and the socket's
- * name is removed as soon as it arrives.
+ * session's kernel (and the server) can reach it; the first connection is the only one accepted (the server stops
+ * listening when it arrives), and the socket's name is removed once that connection ends, or at `close`.
  */
 export class KernelSocket {
   /** The first (and only) connection. */
