@@ -50,6 +50,7 @@ export { TransferTooLargeError } from './receive/receive.errors';
 /** Stoa's binary object transfer (negotiated with `GET /object-transfer/receive`; others get base64 JSON). */
 export {
   BINARY_OBJECT_TYPE,
+  capBody,
   decodeObjectFields,
   isBinaryObject,
   OBJECT_FIELDS_HEADER,

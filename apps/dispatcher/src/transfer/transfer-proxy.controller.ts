@@ -6,7 +6,14 @@ import { pipeline } from 'node:stream/promises';
 import { CurrentPrincipal, Public } from '@stoa/auth';
 import type { Principal } from '@stoa/core';
 import { UpstreamPool, type Upstream } from '@stoa/connectors';
-import { decodeObjectFields, isBinaryObject, OBJECT_FIELDS_HEADER, RECEIVE_FORMATS } from '@stoa/transfer';
+import {
+  capBody,
+  decodeObjectFields,
+  isBinaryObject,
+  OBJECT_FIELDS_HEADER,
+  RECEIVE_FORMATS,
+  TransferTooLargeError,
+} from '@stoa/transfer';
 import type { DispatcherSettings } from '../dispatcher.config';
 import { DISPATCHER_SETTINGS } from '../dispatcher.tokens';
 import { DispatchService, NO_WORKERS } from '../dispatch.service';
@@ -73,15 +80,15 @@ export class TransferProxyController {
       res.on('finish', () => req.destroy());
       res.status(status).json({ success: false, error });
     };
-    if (Number(req.headers['content-length'] ?? 0) > cap)
-      return refuse(413, `Payload exceeds maximum transfer size (this dispatcher relays up to ${cap >> 20} MB).`);
+    const tooLarge = () =>
+      refuse(413, `Payload exceeds maximum transfer size (this dispatcher relays up to ${cap >> 20} MB).`);
+    if (Number(req.headers['content-length'] ?? 0) > cap) return tooLarge();
     const held = new HeldBody();
     try {
       const sid = isBinaryObject(req.headers['content-type'])
         ? this.sessionOfHeader(req)
         : await this.sessionOf(req, held, cap);
-      if (sid === null)
-        return refuse(413, `Payload exceeds maximum transfer size (this dispatcher relays up to ${cap >> 20} MB).`);
+      if (sid === null) return tooLarge();
       const worker = sid ? this.dispatch.ownerOf(sid) : undefined;
       if (sid && worker && !worker.healthy)
         return refuse(
@@ -91,7 +98,7 @@ export class TransferProxyController {
       // No id, or an id no worker owns: any worker answers (an unknown id exactly as an unknown id).
       const target = worker ?? this.dispatch.balancer.pick();
       if (!target) return refuse(503, NO_WORKERS);
-      await this.relay(target, principal, req, res, held, cap, refuse);
+      await this.relay(target, principal, req, res, held, cap, tooLarge);
     } finally {
       held.dispose();
     }
@@ -145,20 +152,19 @@ export class TransferProxyController {
     res: Response,
     held: HeldBody,
     cap: number,
-    refuse: (status: number, error: string) => void,
+    tooLarge: () => void,
   ) {
     const headers: Record<string, string> = {};
     for (const h of TRANSFER_HEADERS) if (typeof req.headers[h] === 'string') headers[h] = req.headers[h];
     const authorization = await this.pool.authorization(worker, principal);
     if (authorization) headers.authorization = authorization;
-    let over = false;
     try {
       const r = await this.dispatch.balancer.track(worker, () =>
         worker.http.request({
           method: 'POST',
           path: '/object-transfer/receive',
           headers,
-          body: Readable.from(capped(held.replay(req), cap, () => (over = true))),
+          body: Readable.from(capBody(held.replay(req), cap)),
         }),
       );
       const body = Buffer.from(await r.body.arrayBuffer());
@@ -167,7 +173,7 @@ export class TransferProxyController {
     } catch (err) {
       if (res.headersSent) return;
       // A body without a Content-Length (chunked: a streamed object) is counted as it is relayed.
-      if (over) refuse(413, `Payload exceeds maximum transfer size (this dispatcher relays up to ${cap >> 20} MB).`);
+      if (err instanceof TransferTooLargeError) tooLarge();
       else this.unreachable(res, worker, err);
     }
   }
@@ -177,18 +183,5 @@ export class TransferProxyController {
       success: false,
       error: `Cannot reach worker '${worker.name}' (${(err as Error).message}); retry later.`,
     });
-  }
-}
-
-/** The body as it is relayed, ended with an error once it passes `cap` bytes (`onOver` is told first). */
-async function* capped(body: AsyncIterable<Buffer>, cap: number, onOver: () => void): AsyncGenerator<Buffer> {
-  let bytes = 0;
-  for await (const chunk of body) {
-    bytes += chunk.length;
-    if (bytes > cap) {
-      onOver();
-      throw new Error('Payload exceeds maximum transfer size');
-    }
-    yield chunk;
   }
 }

@@ -54,9 +54,8 @@ export async function readBinaryBody(
   const out = createWriteStream(file, { mode: 0o600 });
   let size = 0;
   try {
-    for await (const chunk of body) {
+    for await (const chunk of capBody(body, maxBytes)) {
       size += chunk.length;
-      if (size > maxBytes) throw new TransferTooLargeError('Payload exceeds maximum transfer size');
       if (!out.write(chunk)) await once(out, 'drain');
     }
     out.end();
@@ -67,4 +66,14 @@ export async function readBinaryBody(
     throw err;
   }
   return { fields, dataIsString: true, dataChars: size, decodedBytes: size };
+}
+
+/** `body` as it arrives, ended with TransferTooLargeError once it has passed `maxBytes` in all. */
+export async function* capBody(body: AsyncIterable<Buffer>, maxBytes: number): AsyncGenerator<Buffer> {
+  let size = 0;
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > maxBytes) throw new TransferTooLargeError('Payload exceeds maximum transfer size');
+    yield chunk;
+  }
 }

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { KernelDirs, KernelProcess, LoadResult, Serializer } from '@stoa/kernel';
 import { KernelSocket } from '../files/kernel-socket';
-import { TransferTooLargeError } from './receive.errors';
+import { capBody } from './binary-body';
 
 /** A body read up to its first chunk: what arrived (until handed out), and the rest as it comes. */
 export interface PeekedBody {
@@ -70,9 +70,8 @@ async function feed(s: Socket, received: PeekedBody, maxBytes: number): Promise<
   s.once('close', () => (open = false));
   s.on('error', () => (open = false));
   try {
-    for await (const chunk of replayBody(received)) {
+    for await (const chunk of capBody(replayBody(received), maxBytes)) {
       size += chunk.length;
-      if (size > maxBytes) throw new TransferTooLargeError('Payload exceeds maximum transfer size');
       if (open && !s.write(chunk)) open = await drained(s);
     }
     if (open) s.end(); // the kernel reads to the end: exactly one object, nothing after it
@@ -86,10 +85,7 @@ async function feed(s: Socket, received: PeekedBody, maxBytes: number): Promise<
 /** Reads what is left of a body and drops it (up to `maxBytes` in all); resolves with the body's size. */
 export async function discard(received: PeekedBody, maxBytes: number): Promise<number> {
   let size = 0;
-  for await (const chunk of replayBody(received)) {
-    size += chunk.length;
-    if (size > maxBytes) throw new TransferTooLargeError('Payload exceeds maximum transfer size');
-  }
+  for await (const chunk of capBody(replayBody(received), maxBytes)) size += chunk.length;
   return size;
 }
 

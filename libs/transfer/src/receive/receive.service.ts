@@ -19,7 +19,7 @@ import {
 } from './receive.errors';
 import { TransferLog } from '../log/transfer-log.service';
 import { type ParsedTransferBody, TransferBodyParser } from './transfer-body';
-import { decodeObjectFields, readBinaryBody } from './binary-body';
+import { capBody, decodeObjectFields, readBinaryBody } from './binary-body';
 import { discard, loadStreamed, type PeekedBody, peekBody, replayBody } from './kernel-stream';
 import { TRANSFER_SETTINGS, type TransferSettings } from '../transfer.settings';
 
@@ -117,14 +117,8 @@ export class ReceiveService {
   /** The envelope's fields, its `data` decoded into `file`; more than `maxBodyBytes` is refused as it arrives. */
   private async read(body: AsyncIterable<Buffer>, file: string): Promise<ParsedTransferBody> {
     const parser = new TransferBodyParser(file, this.settings.config.max_object_bytes);
-    const max = this.maxBodyBytes;
-    let size = 0;
     try {
-      for await (const chunk of body) {
-        size += chunk.length;
-        if (size > max) throw new TransferTooLargeError('Payload exceeds maximum transfer size');
-        await parser.write(chunk);
-      }
+      for await (const chunk of capBody(body, this.maxBodyBytes)) await parser.write(chunk);
       return await parser.end();
     } catch (err) {
       await parser.abort();

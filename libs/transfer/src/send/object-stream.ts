@@ -56,7 +56,6 @@ export async function streamVariable<T>(
     dumped = await kernel.dump(name, socket.path, opts.timeoutMs, opts.maxBytes);
     settle(dumped);
     if (dumped.found && dumped.error === undefined) return { dump: dumped, result: (await consumed)?.value };
-    await socket.close();
     // Whichever failed first says why: the upload (the kernel then could not write), else the kernel.
     if (uploadFailed) throw uploadFailed.err;
     return { dump: dumped };
