@@ -83,6 +83,27 @@ describe('kernel launcher (a real Python launcher and real processes)', () => {
     expect(await output).toBe('ONLY_THIS=1\n');
   });
 
+  it("has written the bytecode of the kernel's modules before its first kernel ran (kernels cannot write it)", async () => {
+    const k = await launcher.spawn(spec(''), 5000);
+    expect(await k.exited).toEqual({ code: 0, signal: null });
+    // What the import system checks before it loads a cached module instead of compiling it: the file exists for
+    // this interpreter, with the source's mtime and size.
+    const check = [
+      'import importlib.util, os, sys',
+      'sys.path.insert(0, sys.argv[1]); import stoa_launcher',
+      'for name in stoa_launcher.KERNEL_MODULES:',
+      '    src = os.path.join(sys.argv[1], name + ".py"); st = os.stat(src)',
+      '    head = open(importlib.util.cache_from_source(src), "rb").read(16)',
+      '    assert head[:4] == importlib.util.MAGIC_NUMBER, name',
+      '    assert int.from_bytes(head[8:12], "little") == int(st.st_mtime) & 0xFFFFFFFF, name',
+      '    assert int.from_bytes(head[12:16], "little") == st.st_size, name',
+      'print("ok")',
+    ].join('\n');
+    const r = spawnSync(python, ['-I', '-B', '-c', check, dirname(driverPath())], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('ok\n');
+  });
+
   it('gives the kernel one direction per descriptor: it cannot write to the host on fds 3, 5, 6 or read fd 4', async () => {
     const k = await launcher.spawn(
       spec(

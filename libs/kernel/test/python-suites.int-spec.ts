@@ -33,6 +33,11 @@ describe('kernel-side Python modules (unittest suites)', () => {
     expect(r.status, r.output).toBe(0);
   });
 
+  it('stoa_launcher.py passes its suite', () => {
+    const r = runSuite('test_stoa_launcher.py');
+    expect(r.status, r.output).toBe(0);
+  });
+
   it('stoa_transfer.py passes its suite', () => {
     const r = runSuite('test_stoa_transfer.py');
     expect(r.status, r.output).toBe(0);
