@@ -148,6 +148,25 @@ describe.runIf(cgroupsWritable())('session cgroups are cleaned up', () => {
     expect(dirs.filter((d) => existsSync(d))).toEqual([]);
   });
 
+  it("removes a session's cgroups once the session is closed, while the server runs on", async () => {
+    const ex = await startExecutor({
+      dataDir: join(mkdtempSync(join(tmpdir(), 'stoa-limits-')), 'data'),
+      config: { sandbox: SANDBOX, sessions: { warm_pool: 0 } }, // no pooled kernel: every leaf is the session's
+    });
+    const leaves = () => serverCgroups(ex.proc.pid!).flatMap((d) => readdirSync(d).filter((n) => /-\d+$/.test(n)));
+    try {
+      const c = await v2Client(ex.mcpUrl, 'auto');
+      const r = (await c.call('execute_demo_code', { code: '1' })).json as unknown as ExecResult;
+      expect(r.success).toBe(true);
+      expect(leaves().length).toBeGreaterThan(0); // one per controller hierarchy (v1: memory and pids)
+      expect((await c.call('demo_close_session', { session_id: r.session_id })).json).toMatchObject({ success: true });
+      await expect.poll(leaves, { timeout: 5000 }).toEqual([]);
+      await c.close();
+    } finally {
+      await ex.stop();
+    }
+  });
+
   it('removes the cgroups a SIGKILLed server left behind at the next start on the same data dir', async () => {
     const dataDir = join(mkdtempSync(join(tmpdir(), 'stoa-limits-')), 'data');
     const first = await start(dataDir);

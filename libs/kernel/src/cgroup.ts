@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CgroupCounter } from './cgroup-counter';
@@ -51,25 +52,32 @@ export class SessionCgroup {
     return this.last;
   }
 
-  /** Kills every process still in the cgroup (strays that left the kernel's process group too) and removes it. */
+  /**
+   * Kills every process still in the cgroup (strays that left the kernel's process group too) and removes it. The
+   * removal runs off the event loop: removing a memory cgroup that held a kernel took up to 14 ms here (p90 4.5 ms).
+   */
   async destroy(): Promise<void> {
+    this.closeCounters();
     for (let attempt = 0; attempt < 40; attempt++) {
-      if (this.removeOnce()) return;
+      const removed = await Promise.all(this.dirList().map((dir) => (killAll(dir), tryRmdirAsync(dir))));
+      if (removed.every(Boolean)) return;
       await delay(25);
     }
   }
 
   /** Synchronous best effort (process exit): a cgroup left behind is removed at the next start. */
   destroySync(): void {
-    this.removeOnce();
+    this.closeCounters();
+    for (const dir of this.dirList()) killAndRemove(dir);
   }
 
-  private removeOnce(): boolean {
+  private closeCounters(): void {
     this.oom?.close();
     this.forks?.close();
-    let done = true;
-    for (const dir of new Set([...this.dirs.values()].map((d) => d.dir))) if (!killAndRemove(dir)) done = false;
-    return done;
+  }
+
+  private dirList(): string[] {
+    return [...new Set([...this.dirs.values()].map((d) => d.dir))];
   }
 }
 
@@ -235,10 +243,15 @@ const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 /** SIGKILLs what is in `dir`, then removes it; false while processes are still leaving. */
 function killAndRemove(dir: string): boolean {
-  if (!existsSync(dir)) return true;
+  killAll(dir);
+  return tryRmdir(dir);
+}
+
+/** SIGKILLs every process in cgroup `dir` (none when it is gone). */
+function killAll(dir: string): void {
+  if (!existsSync(dir)) return;
   if (existsSync(join(dir, 'cgroup.kill'))) bestEffort(() => writeFileSync(join(dir, 'cgroup.kill'), '1'));
   for (const pid of readPids(join(dir, 'cgroup.procs'))) bestEffort(() => process.kill(pid, 'SIGKILL'));
-  return tryRmdir(dir);
 }
 
 function readPids(file: string): number[] {
@@ -249,14 +262,18 @@ function readPids(file: string): number[] {
   }
 }
 
+/** Removes an empty cgroup; true once it is gone, false while processes are still in it (EBUSY). */
 function tryRmdir(dir: string): boolean {
   try {
     rmdirSync(dir);
     return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT';
+    return gone(err);
   }
 }
+
+const tryRmdirAsync = (dir: string): Promise<boolean> => rmdir(dir).then(() => true, gone);
+const gone = (err: unknown): boolean => (err as NodeJS.ErrnoException).code === 'ENOENT';
 
 function bestEffort(fn: () => void): void {
   try {
