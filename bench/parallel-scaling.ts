@@ -12,7 +12,9 @@ import { dirname, join } from 'node:path';
 import { type RunningExecutor, startExecutor } from '../test/support/executor-process';
 import { emit, note, noteLoadAverage, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
 import { adminBatchTimes, BENCH_REDIS_URL, type BatchView, dropRedisPrefix, pollBatch, uniquePrefix } from './lib/jobs';
+import { cores, cpuBetween, machineCpu } from './lib/cpu';
 import { benchKernels, realPython, runToExit } from './lib/kernels';
+import { cpuSeconds } from './lib/network';
 import { type BenchClient, connect } from './lib/mcp';
 
 const BENCH = 'parallel-scaling';
@@ -52,10 +54,18 @@ interface BatchRun {
   lastFinishMs: number;
   polls: number;
   replicas: string[];
+  /** Busy core-seconds of the whole machine (every process: server, kernels, the bench) while the batch ran. */
+  machineBusyS: number;
+  /** The fraction of all cores that was busy meanwhile. */
+  busyFraction: number;
+  /** CPU seconds of the executor's own (Node) process meanwhile. */
+  serverCpuS: number;
 }
 
 async function runBatch(c: BenchClient, ex: RunningExecutor, items: number): Promise<BatchRun> {
   const inputs = Array.from({ length: items }, (_, n) => ({ n }));
+  const cpu0 = machineCpu();
+  const server0 = cpuSeconds(ex.proc.pid!);
   const t0 = performance.now();
   const submittedAt = Date.now();
   const b = JSON.parse(await c.call('demo_parallel_execute', { code: CODE, inputs })) as {
@@ -65,6 +75,8 @@ async function runBatch(c: BenchClient, ex: RunningExecutor, items: number): Pro
   if (!b.batch_id || b.jobs?.length !== items) throw new Error(`parallel_execute: ${JSON.stringify(b).slice(0, 500)}`);
   const { view, polls } = await pollBatch(c, b.batch_id, POLL_GAP_MS, 120_000);
   const wallMs = performance.now() - t0;
+  const { busySeconds, busyFraction } = cpuBetween(cpu0, machineCpu());
+  const serverCpuS = cpuSeconds(ex.proc.pid!) - server0;
   check(view, items);
   const recs = await adminBatchTimes(ex.url, b.batch_id);
   if (recs.length !== items || recs.some((r) => r.startedAt === null || r.completedAt === null))
@@ -77,6 +89,9 @@ async function runBatch(c: BenchClient, ex: RunningExecutor, items: number): Pro
     lastFinishMs: Math.max(...recs.map((r) => r.completedAt as number)) - submittedAt,
     polls,
     replicas: [...new Set(recs.map((r) => r.replica ?? '?'))],
+    machineBusyS: busySeconds,
+    busyFraction,
+    serverCpuS,
   };
 }
 
@@ -155,9 +170,10 @@ async function main(): Promise<void> {
       }
     }
     for (const { c } of clients.values()) await c.close();
-    const avg = (rs: BatchRun[], k: 'wallMs' | 'sumExecMs' | 'sumClaimedMs' | 'lastFinishMs'): number =>
-      mean(rs.map((r) => r[k]));
-    const runs = new Map<string, Omit<BatchRun, 'polls' | 'replicas'>>(
+    type Averaged = 'wallMs' | 'sumExecMs' | 'sumClaimedMs' | 'lastFinishMs' | 'machineBusyS' | 'busyFraction';
+    const avg = (rs: BatchRun[], k: Averaged | 'serverCpuS'): number => mean(rs.map((r) => r[k]));
+    type Run = Omit<BatchRun, 'polls' | 'replicas'>;
+    const runs = new Map<string, Run>(
       [...perConfig].map(([k, rs]) => [
         k,
         {
@@ -165,6 +181,9 @@ async function main(): Promise<void> {
           sumExecMs: avg(rs, 'sumExecMs'),
           sumClaimedMs: avg(rs, 'sumClaimedMs'),
           lastFinishMs: avg(rs, 'lastFinishMs'),
+          machineBusyS: avg(rs, 'machineBusyS'),
+          busyFraction: avg(rs, 'busyFraction'),
+          serverCpuS: avg(rs, 'serverCpuS'),
         },
       ]),
     );
@@ -178,9 +197,9 @@ async function main(): Promise<void> {
     emit({ bench: BENCH, subject: 'kernel-start-close', metric: 'p50_ms', value: r3(kstart.p50_ms), n: kstart.n });
     emit({ bench: BENCH, subject: 'kernel-start-close', metric: 'mean_ms', value: r3(kernelMean), n: kstart.n });
 
-    const c1 = runs.get('in-process-c1') as Omit<BatchRun, 'polls' | 'replicas'>;
+    const c1 = runs.get('in-process-c1') as Run;
     for (const cfg of configs) {
-      const r = runs.get(cfg.subject) as Omit<BatchRun, 'polls' | 'replicas'>;
+      const r = runs.get(cfg.subject) as Run;
       emit({
         bench: BENCH,
         subject: cfg.subject,
@@ -222,6 +241,44 @@ async function main(): Promise<void> {
         n: ITEMS,
         rounds: ROUNDS,
       });
+      // Where the CPU went: every process of the machine (server, launcher, bubblewrap, kernels, this bench) per
+      // item, and the share of it that is the executor's own Node process.
+      emit({
+        bench: BENCH,
+        subject: cfg.subject,
+        metric: 'cpu_busy_fraction',
+        value: r3(r.busyFraction),
+        n: ITEMS,
+        rounds: ROUNDS,
+        cores,
+      });
+      emit({
+        bench: BENCH,
+        subject: cfg.subject,
+        metric: 'cpu_ms_per_item',
+        value: r3((r.machineBusyS * 1000) / ITEMS),
+        n: ITEMS,
+        rounds: ROUNDS,
+      });
+      emit({
+        bench: BENCH,
+        subject: cfg.subject,
+        metric: 'server_cpu_ms_per_item',
+        value: r3((r.serverCpuS * 1000) / ITEMS),
+        n: ITEMS,
+        rounds: ROUNDS,
+      });
+      if (r !== c1)
+        // The most any concurrency could gain over c1 on this machine: c1's CPU per item spread over every core.
+        emit({
+          bench: BENCH,
+          subject: cfg.subject,
+          metric: 'speedup_ceiling',
+          value: r3(c1.wallMs / ((c1.machineBusyS * 1000) / cores)),
+          n: ITEMS,
+          rounds: ROUNDS,
+          baseline: 'in-process-c1',
+        });
       if (r !== c1)
         emit({
           bench: BENCH,
