@@ -1,8 +1,9 @@
 /**
  * execute-roundtrip: latency of `execute_demo_code("x+1")` on a warm session over MCP, next to
- * (a) a trivial tool on the same server over the same client (`demo_list_sessions`, touches no kernel)
- * and (b) the same code sent straight to a kernel (KernelProcess.execute, no HTTP/MCP).
- * The three are interleaved call by call (rotating order) so machine noise hits them alike.
+ * (a) a trivial tool on the same server over the same client (`demo_list_sessions`, touches no kernel),
+ * (b) the same code sent straight to a kernel (KernelProcess.execute, no HTTP/MCP) and (c) one line echoed by a bare
+ * Python over a pipe (one process wake-up: the floor of any out-of-process hop at this call rate).
+ * The four are interleaved call by call (rotating order) so machine noise hits them alike.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,7 @@ import { ExecutionOutcome } from '@stoa/kernel';
 import { startExecutor } from '../test/support/executor-process';
 import { TEST_PYTHON } from '../test/support/paths';
 import { runPyClient } from '../test/support/py-client';
-import { emitFigures, note, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
+import { emit, emitFigures, note, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
 import { benchKernels, pipeEcho } from './lib/kernels';
 import { connect } from './lib/mcp';
 
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
 
     const kernel = await kernels.start(kernels.allocateDirs());
     await kernel.execute('x = 1', KERNEL_OPTS);
+    const echo = pipeEcho();
 
     const subjects = {
       execute: async () => {
@@ -55,12 +57,18 @@ async function main(): Promise<void> {
         const r = await kernel.execute('x+1', KERNEL_OPTS);
         return r.outcome === ExecutionOutcome.completed && r.stdout.text() === '2\n';
       },
+      echo: async () => (await echo.roundTrip(), true),
     };
     const names = Object.keys(subjects) as (keyof typeof subjects)[];
-    const samples: Record<keyof typeof subjects, number[]> = { execute: [], trivial: [], direct: [] };
+    const samples: Record<keyof typeof subjects, number[]> = {
+      execute: [],
+      trivial: [],
+      direct: [],
+      echo: [],
+    };
 
     note(
-      `warm-up ${WARMUP} rounds, then ${SAMPLES} measured rounds (execute / trivial tool / direct kernel, interleaved)`,
+      `warm-up ${WARMUP} rounds, then ${SAMPLES} measured rounds (execute / trivial tool / direct kernel / pipe echo, interleaved)`,
     );
     for (let i = 0; i < WARMUP + SAMPLES; i++) {
       for (let j = 0; j < names.length; j++) {
@@ -80,11 +88,30 @@ async function main(): Promise<void> {
     emitFigures(BENCH, 'direct-kernel', direct);
     emitFigures(BENCH, 'execute', execute, { name: 'noop-tool', summary: trivial, goalMax: 1.15 });
     emitFigures(BENCH, 'execute', execute, { name: 'direct-kernel', summary: direct });
+    // What the kernel round trip alone costs here, in wake-ups of a process that was idle: a kernel's round trip
+    // wakes the user-code process, then its supervisor (issue 22: only it may write to the host), then the host.
+    const wake = summarize(samples.echo);
+    emitFigures(BENCH, 'python-pipe-echo-interleaved', wake);
+    emitFigures(BENCH, 'direct-kernel', direct, { name: 'python-pipe-echo-interleaved', summary: wake });
+    // The best execute / noop-tool ratio an executor could reach that added nothing of its own to the kernel's
+    // round trip (noop + direct kernel, p50), and what it does add (execute − noop − direct kernel, p50).
+    emit({
+      bench: BENCH,
+      subject: 'execute-floor',
+      metric: 'p50_ratio',
+      value: Number(((trivial.p50_ms + direct.p50_ms) / trivial.p50_ms).toFixed(3)),
+      baseline: 'noop-tool',
+    });
+    emit({
+      bench: BENCH,
+      subject: 'executor-own',
+      metric: 'p50_ms',
+      value: Number((execute.p50_ms - trivial.p50_ms - direct.p50_ms).toFixed(3)),
+    });
 
     // The kernel alone, back to back (no idle gap for the processes to fall asleep in), next to the floor of any
     // out-of-process kernel: one line echoed by a bare Python over a pipe. Interleaved with MCP calls (above), every
     // hop pays the machine's wake-up latency instead.
-    const echo = pipeEcho();
     const hot: number[] = [];
     const floor: number[] = [];
     for (let i = 0; i < WARMUP + SAMPLES; i++) {
