@@ -146,6 +146,15 @@ async function main(): Promise<void> {
           summary: noop,
           goalMax: 1.3,
         });
+        // As execute-floor above, for this client: its no-op plus the kernel's round trip (direct-kernel, measured
+        // interleaved above at a similar call rate), over its no-op.
+        emit({
+          bench: BENCH,
+          subject: `py-${mode}/execute-floor`,
+          metric: 'p50_ratio',
+          value: Number(((noop.p50_ms + direct.p50_ms) / noop.p50_ms).toFixed(3)),
+          baseline: `py-${mode}/noop-tool`,
+        });
       }
     }
     await client.close();
