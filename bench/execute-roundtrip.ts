@@ -12,7 +12,7 @@ import { ExecutionOutcome } from '@stoa/kernel';
 import { startExecutor } from '../test/support/executor-process';
 import { TEST_PYTHON } from '../test/support/paths';
 import { runPyClient } from '../test/support/py-client';
-import { emit, emitFigures, note, quietNestLogger, rounds, summarize, runBench } from './lib/bench';
+import { emit, emitFigures, note, quietNestLogger, rounds, summarize, runBench, type Summary } from './lib/bench';
 import { benchKernels, pipeEcho } from './lib/kernels';
 import { connect } from './lib/mcp';
 
@@ -95,13 +95,15 @@ async function main(): Promise<void> {
     emitFigures(BENCH, 'direct-kernel', direct, { name: 'python-pipe-echo-interleaved', summary: wake });
     // The best execute / noop-tool ratio an executor could reach that added nothing of its own to the kernel's
     // round trip (noop + direct kernel, p50), and what it does add (execute − noop − direct kernel, p50).
-    emit({
-      bench: BENCH,
-      subject: 'execute-floor',
-      metric: 'p50_ratio',
-      value: Number(((trivial.p50_ms + direct.p50_ms) / trivial.p50_ms).toFixed(3)),
-      baseline: 'noop-tool',
-    });
+    const emitFloor = (subject: string, noop: Summary, baseline: string): void =>
+      emit({
+        bench: BENCH,
+        subject,
+        metric: 'p50_ratio',
+        value: Number(((noop.p50_ms + direct.p50_ms) / noop.p50_ms).toFixed(3)),
+        baseline,
+      });
+    emitFloor('execute-floor', trivial, 'noop-tool');
     emit({
       bench: BENCH,
       subject: 'executor-own',
@@ -148,13 +150,7 @@ async function main(): Promise<void> {
         });
         // As execute-floor above, for this client: its no-op plus the kernel's round trip (direct-kernel, measured
         // interleaved above at a similar call rate), over its no-op.
-        emit({
-          bench: BENCH,
-          subject: `py-${mode}/execute-floor`,
-          metric: 'p50_ratio',
-          value: Number(((noop.p50_ms + direct.p50_ms) / noop.p50_ms).toFixed(3)),
-          baseline: `py-${mode}/noop-tool`,
-        });
+        emitFloor(`py-${mode}/execute-floor`, noop, `py-${mode}/noop-tool`);
       }
     }
     await client.close();

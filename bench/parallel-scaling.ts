@@ -37,6 +37,9 @@ const GOAL_SPEEDUP = 1.8;
 const GOAL_OVERHEAD_MS = 20;
 
 const r3 = (n: number): number => Number(n.toFixed(3));
+/** One figure of the batches (per executor or of c1), over ITEMS items and ROUNDS rounds. */
+const batchLine = (subject: string, metric: string, value: number, extra: Record<string, unknown> = {}): void =>
+  emit({ bench: BENCH, subject, metric, value: r3(value), n: ITEMS, rounds: ROUNDS, ...extra });
 const mean = (a: readonly number[]): number => a.reduce((x, y) => x + y, 0) / a.length;
 
 interface Config {
@@ -170,9 +173,8 @@ async function main(): Promise<void> {
       }
     }
     for (const { c } of clients.values()) await c.close();
-    type Averaged = 'wallMs' | 'sumExecMs' | 'sumClaimedMs' | 'lastFinishMs' | 'machineBusyS' | 'busyFraction';
-    const avg = (rs: BatchRun[], k: Averaged | 'serverCpuS'): number => mean(rs.map((r) => r[k]));
     type Run = Omit<BatchRun, 'polls' | 'replicas'>;
+    const avg = (rs: BatchRun[], k: keyof Run): number => mean(rs.map((r) => r[k]));
     const runs = new Map<string, Run>(
       [...perConfig].map(([k, rs]) => [
         k,
@@ -200,143 +202,35 @@ async function main(): Promise<void> {
     const c1 = runs.get('in-process-c1') as Run;
     for (const cfg of configs) {
       const r = runs.get(cfg.subject) as Run;
-      emit({
-        bench: BENCH,
-        subject: cfg.subject,
-        metric: 'wall_s',
-        value: r3(r.wallMs / 1000),
-        n: ITEMS,
-        rounds: ROUNDS,
-      });
-      emit({
-        bench: BENCH,
-        subject: cfg.subject,
-        metric: 'items_per_s',
-        value: r3(ITEMS / (r.wallMs / 1000)),
-        n: ITEMS,
-        rounds: ROUNDS,
-      });
-      emit({
-        bench: BENCH,
-        subject: cfg.subject,
-        metric: 'last_item_finished_s',
-        value: r3(r.lastFinishMs / 1000),
-        n: ITEMS,
-        rounds: ROUNDS,
-      });
-      emit({
-        bench: BENCH,
-        subject: cfg.subject,
-        metric: 'sum_execution_time_s',
-        value: r3(r.sumExecMs / 1000),
-        n: ITEMS,
-        rounds: ROUNDS,
-      });
+      batchLine(cfg.subject, 'wall_s', r.wallMs / 1000);
+      batchLine(cfg.subject, 'items_per_s', ITEMS / (r.wallMs / 1000));
+      batchLine(cfg.subject, 'last_item_finished_s', r.lastFinishMs / 1000);
+      batchLine(cfg.subject, 'sum_execution_time_s', r.sumExecMs / 1000);
       // Mean time an item holds its slot (claim → finish): grows with concurrency when the items compete for CPU.
-      emit({
-        bench: BENCH,
-        subject: cfg.subject,
-        metric: 'mean_item_ms',
-        value: r3(r.sumClaimedMs / ITEMS),
-        n: ITEMS,
-        rounds: ROUNDS,
-      });
+      batchLine(cfg.subject, 'mean_item_ms', r.sumClaimedMs / ITEMS);
       // Where the CPU went: every process of the machine (server, launcher, bubblewrap, kernels, this bench) per
       // item, and the share of it that is the executor's own Node process.
-      emit({
-        bench: BENCH,
-        subject: cfg.subject,
-        metric: 'cpu_busy_fraction',
-        value: r3(r.busyFraction),
-        n: ITEMS,
-        rounds: ROUNDS,
-        cores,
-      });
-      emit({
-        bench: BENCH,
-        subject: cfg.subject,
-        metric: 'cpu_ms_per_item',
-        value: r3((r.machineBusyS * 1000) / ITEMS),
-        n: ITEMS,
-        rounds: ROUNDS,
-      });
-      emit({
-        bench: BENCH,
-        subject: cfg.subject,
-        metric: 'server_cpu_ms_per_item',
-        value: r3((r.serverCpuS * 1000) / ITEMS),
-        n: ITEMS,
-        rounds: ROUNDS,
-      });
-      if (r !== c1)
+      batchLine(cfg.subject, 'cpu_busy_fraction', r.busyFraction, { cores });
+      batchLine(cfg.subject, 'cpu_ms_per_item', (r.machineBusyS * 1000) / ITEMS);
+      batchLine(cfg.subject, 'server_cpu_ms_per_item', (r.serverCpuS * 1000) / ITEMS);
+      if (r !== c1) {
         // The most any concurrency could gain over c1 on this machine: c1's CPU per item spread over every core.
-        emit({
-          bench: BENCH,
-          subject: cfg.subject,
-          metric: 'speedup_ceiling',
-          value: r3(c1.wallMs / ((c1.machineBusyS * 1000) / cores)),
-          n: ITEMS,
-          rounds: ROUNDS,
+        batchLine(cfg.subject, 'speedup_ceiling', c1.wallMs / ((c1.machineBusyS * 1000) / cores), {
           baseline: 'in-process-c1',
         });
-      if (r !== c1)
-        emit({
-          bench: BENCH,
-          subject: cfg.subject,
-          metric: 'speedup',
-          value: r3(c1.wallMs / r.wallMs),
-          n: ITEMS,
-          rounds: ROUNDS,
-          baseline: 'in-process-c1',
-          goal_min: GOAL_SPEEDUP,
-        });
+        batchLine(cfg.subject, 'speedup', c1.wallMs / r.wallMs, { baseline: 'in-process-c1', goal_min: GOAL_SPEEDUP });
+      }
     }
     // Per-item overhead at concurrency 1: everything but the items' own execution time, per item.
     const overhead = (c1.wallMs - c1.sumExecMs) / ITEMS;
-    emit({
-      bench: BENCH,
-      subject: 'in-process-c1',
-      metric: 'per_item_overhead_ms',
-      value: r3(overhead),
-      n: ITEMS,
-      rounds: ROUNDS,
-      goal_max: GOAL_OVERHEAD_MS,
-    });
-    emit({
-      bench: BENCH,
-      subject: 'in-process-c1',
-      metric: 'per_item_overhead_minus_spawn_ms',
-      value: r3(overhead - spawnMean),
-      n: ITEMS,
-      rounds: ROUNDS,
-      baseline: 'python-spawn',
-    });
-    emit({
-      bench: BENCH,
-      subject: 'in-process-c1',
-      metric: 'per_item_overhead_minus_kernel_start_ms',
-      value: r3(overhead - kernelMean),
-      n: ITEMS,
-      rounds: ROUNDS,
+    batchLine('in-process-c1', 'per_item_overhead_ms', overhead, { goal_max: GOAL_OVERHEAD_MS });
+    batchLine('in-process-c1', 'per_item_overhead_minus_spawn_ms', overhead - spawnMean, { baseline: 'python-spawn' });
+    batchLine('in-process-c1', 'per_item_overhead_minus_kernel_start_ms', overhead - kernelMean, {
       baseline: 'kernel-start-close',
     });
     // Where it goes: inside an item (claimed → finished, minus execution_time) vs between items (wall − Σ claimed).
-    emit({
-      bench: BENCH,
-      subject: 'in-process-c1',
-      metric: 'in_item_overhead_ms',
-      value: r3((c1.sumClaimedMs - c1.sumExecMs) / ITEMS),
-      n: ITEMS,
-      rounds: ROUNDS,
-    });
-    emit({
-      bench: BENCH,
-      subject: 'in-process-c1',
-      metric: 'between_items_ms',
-      value: r3((c1.wallMs - c1.sumClaimedMs) / ITEMS),
-      n: ITEMS,
-      rounds: ROUNDS,
-    });
+    batchLine('in-process-c1', 'in_item_overhead_ms', (c1.sumClaimedMs - c1.sumExecMs) / ITEMS);
+    batchLine('in-process-c1', 'between_items_ms', (c1.wallMs - c1.sumClaimedMs) / ITEMS);
   } catch (err) {
     for (const ex of started) note(`executor ${ex.url} logs:\n${ex.logs()}`);
     throw err;

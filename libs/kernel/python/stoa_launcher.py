@@ -150,6 +150,7 @@ def precompile(directory=None):
     read-only install (an image built without it) only makes kernels compile."""
     import compileall
     import contextlib
+    from importlib.util import cache_from_source
     directory = directory or os.path.dirname(os.path.abspath(__file__))
     written = []
     umask = os.umask(0o022)  # readable by the kernels' uids whatever the server's umask (the sources' modes apply)
@@ -157,20 +158,15 @@ def precompile(directory=None):
         with contextlib.redirect_stdout(sys.stderr):  # stdout is the host's channel
             for name in KERNEL_MODULES:
                 source = os.path.join(directory, name + ".py")
-                before = _mtime(_cached(source))
+                before = _mtime(cache_from_source(source))
                 try:
-                    if compileall.compile_file(source, quiet=2) and _mtime(_cached(source)) != before:
+                    if compileall.compile_file(source, quiet=2) and _mtime(cache_from_source(source)) != before:
                         written.append(name)
                 except Exception:  # noqa: B902 - best effort: the kernel compiles what is missing
                     pass
     finally:
         os.umask(umask)
     return written
-
-
-def _cached(source):
-    import importlib.util
-    return importlib.util.cache_from_source(source)
 
 
 def _mtime(path):

@@ -59,7 +59,12 @@ export class SessionCgroup {
   async destroy(): Promise<void> {
     this.closeCounters();
     for (let attempt = 0; attempt < 40; attempt++) {
-      const removed = await Promise.all(this.dirList().map((dir) => (killAll(dir), tryRmdirAsync(dir))));
+      const removed = await Promise.all(
+        this.dirList().map((dir) => {
+          killAll(dir);
+          return tryRmdirAsync(dir);
+        }),
+      );
       if (removed.every(Boolean)) return;
       await delay(25);
     }
