@@ -13,7 +13,6 @@ import keyword
 import os
 import signal
 import sys
-import traceback
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -103,6 +102,7 @@ def _strip_driver_frames(te, seen):
     if te is None or id(te) in seen:
         return
     seen.add(id(te))
+    import traceback  # only on errors: ~2 ms of every kernel start otherwise
     stack = list(te.stack)
     first = next((i for i, f in enumerate(stack) if f.filename.startswith(USER_FILES)), len(stack))
     te.stack = traceback.StackSummary.from_list([f for f in stack[first:] if not f.filename.startswith(DRIVER_DIR + os.sep)])
@@ -306,6 +306,7 @@ class Driver(object):
 
     def format_exception(self, exc):
         """The traceback as the user should see it: the user's frames only, never a driver or interpreter path."""
+        import traceback  # only on errors: ~2 ms of every kernel start otherwise
         te = traceback.TracebackException(type(exc), exc, exc.__traceback__)
         _strip_driver_frames(te, set())
         return "".join(te.format())
