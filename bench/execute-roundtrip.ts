@@ -13,7 +13,7 @@ import { startExecutor } from '../test/support/executor-process';
 import { TEST_PYTHON } from '../test/support/paths';
 import { runPyClient } from '../test/support/py-client';
 import { emit, emitFigures, note, quietNestLogger, rounds, summarize, runBench, type Summary } from './lib/bench';
-import { benchKernels, pipeEcho } from './lib/kernels';
+import { benchKernels, pipeEcho, realPython } from './lib/kernels';
 import { connect } from './lib/mcp';
 
 const BENCH = 'execute-roundtrip';
@@ -24,8 +24,9 @@ const KERNEL_OPTS = { timeoutMs: 300_000, graceMs: 3_000, captureChars: 50_000 }
 
 async function main(): Promise<void> {
   quietNestLogger();
-  const executor = await startExecutor();
-  const kernels = benchKernels();
+  const python = realPython();
+  const executor = await startExecutor({ config: { environment: { python } } });
+  const kernels = benchKernels(python);
   const cwd = mkdtempSync(join(tmpdir(), 'stoa-bench-'));
   const scratch = [cwd];
   try {

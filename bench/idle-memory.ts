@@ -8,12 +8,13 @@
  * (status VmRSS), USS (Private_Clean + Private_Dirty) and PSS (Pss) from smaps_rollup. The baseline, in
  * the same run: 20 bare `python -c "…time.sleep(600)"` processes of the same interpreter.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { startExecutor, type RunningExecutor } from '../test/support/executor-process';
 import { alive, descendants, rssMb } from '../test/support/processes';
 import { emit, note, quietNestLogger, rounds, runBench, SMOKE } from './lib/bench';
+import { realPython } from './lib/kernels';
 import { connect } from './lib/mcp';
 
 const BENCH = 'idle-memory';
@@ -25,13 +26,6 @@ const GOAL_RSS_MB = 12;
 
 const round2 = (n: number): number => Number(n.toFixed(2));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The real interpreter behind `python3` (no pyenv shim), used by the kernels and the baseline. */
-function realPython(): string {
-  return execFileSync(process.env.BENCH_PYTHON ?? 'python3', ['-c', 'import sys; print(sys.executable)'], {
-    encoding: 'utf8',
-  }).trim();
-}
 
 type Kind = 'bwrap' | 'python' | 'other';
 

@@ -3,8 +3,10 @@
  * `completed`) with execution.parallel_max_concurrency 1 vs 2 (separate executors, in-process jobs),
  * and 2 on the BullMQ backend. Each item runs in a fresh kernel, so the per-item overhead at
  * concurrency 1 is set next to a bare `python -c pass` spawn and a KernelService start + close,
- * measured in the same run (in chunks before, between and after the batches). `--rounds N` repeats
- * the three batches N times (order reversed every other round) and reports the means.
+ * measured in the same run (in chunks before, between and after the batches). Then the same three
+ * executors run 20 compute-bound items (`-compute` subjects, ~100 ms of Python each), where the work
+ * outweighs the kernel starts. `--rounds N` repeats the six batches N times (order reversed every
+ * other round) and reports the means.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +24,25 @@ const ITEMS = rounds(100, 4);
 const CODE = 'result = sum(i * i for i in range(20000)) + n';
 const EXPECTED = (n: number): number => 2_666_466_670_000 + n; // sum(i*i for i in range(20000)) = 19999·20000·39999/6
 const WARMUP_ITEMS = 4;
+/** What the items run: `suffix` ends the subjects' names; the speedup of each workload is against its own c1. */
+interface Workload {
+  suffix: string;
+  code: string;
+  expected: (n: number) => number;
+  items: number;
+}
+const TRIVIAL: Workload = { suffix: '', code: CODE, expected: EXPECTED, items: ITEMS };
+/**
+ * Items whose own work outweighs a kernel start (~100 ms of pure-Python loop each): what a second slot gains when
+ * there is work to share. With TRIVIAL items a kernel start is the work, and c1 already overlaps it with the pool's.
+ */
+const COMPUTE: Workload = {
+  suffix: '-compute',
+  code: 'x = 0\nfor i in range(2_000_000):\n    x += i & 7\nresult = x + n',
+  expected: (n) => 7_000_000 + n, // 2,000,000 / 8 blocks of 0+1+…+7
+  items: rounds(20, 2),
+};
+const WORKLOADS = [TRIVIAL, COMPUTE];
 /**
  * Gap between demo_check_batch polls. Polling is not free: one check_batch of 100 items is ~20 ms of
  * client + executor CPU, and polling every 5 ms made items ~1.7× slower on the 2-core VM. 250 ms keeps
@@ -37,9 +58,9 @@ const GOAL_SPEEDUP = 1.8;
 const GOAL_OVERHEAD_MS = 20;
 
 const r3 = (n: number): number => Number(n.toFixed(3));
-/** One figure of the batches (per executor or of c1), over ITEMS items and ROUNDS rounds. */
-const batchLine = (subject: string, metric: string, value: number, extra: Record<string, unknown> = {}): void =>
-  emit({ bench: BENCH, subject, metric, value: r3(value), n: ITEMS, rounds: ROUNDS, ...extra });
+/** One figure of a workload's batches (per executor or of c1), over its items and ROUNDS rounds. */
+const batchLine = (w: Workload, subject: string, metric: string, value: number, extra: Record<string, unknown> = {}) =>
+  emit({ bench: BENCH, subject: subject + w.suffix, metric, value: r3(value), n: w.items, rounds: ROUNDS, ...extra });
 const mean = (a: readonly number[]): number => a.reduce((x, y) => x + y, 0) / a.length;
 
 interface Config {
@@ -65,13 +86,13 @@ interface BatchRun {
   serverCpuS: number;
 }
 
-async function runBatch(c: BenchClient, ex: RunningExecutor, items: number): Promise<BatchRun> {
+async function runBatch(c: BenchClient, ex: RunningExecutor, w: Workload, items = w.items): Promise<BatchRun> {
   const inputs = Array.from({ length: items }, (_, n) => ({ n }));
   const cpu0 = machineCpu();
   const server0 = cpuSeconds(ex.proc.pid!);
   const t0 = performance.now();
   const submittedAt = Date.now();
-  const b = JSON.parse(await c.call('demo_parallel_execute', { code: CODE, inputs })) as {
+  const b = JSON.parse(await c.call('demo_parallel_execute', { code: w.code, inputs })) as {
     batch_id?: string;
     jobs?: unknown[];
   };
@@ -80,7 +101,7 @@ async function runBatch(c: BenchClient, ex: RunningExecutor, items: number): Pro
   const wallMs = performance.now() - t0;
   const { busySeconds, busyFraction } = cpuBetween(cpu0, machineCpu());
   const serverCpuS = cpuSeconds(ex.proc.pid!) - server0;
-  check(view, items);
+  check(view, items, w);
   const recs = await adminBatchTimes(ex.url, b.batch_id);
   if (recs.length !== items || recs.some((r) => r.startedAt === null || r.completedAt === null))
     throw new Error(`admin records of ${b.batch_id} incomplete`);
@@ -98,15 +119,15 @@ async function runBatch(c: BenchClient, ex: RunningExecutor, items: number): Pro
   };
 }
 
-function check(view: BatchView, items: number): void {
+function check(view: BatchView, items: number, w: Workload): void {
   if (view.status !== 'completed' || view.completed !== items || view.jobs.length !== items)
     throw new Error(
       `batch ${view.batch_id}: status ${view.status}, ${view.completed}/${items} completed, ${view.failed} failed`,
     );
   for (const j of view.jobs) {
-    if (j.result !== EXPECTED(j.input_index))
+    if (j.result !== w.expected(j.input_index))
       throw new Error(
-        `batch ${view.batch_id} item ${j.input_index}: result ${JSON.stringify(j.result)}, expected ${EXPECTED(j.input_index)}`,
+        `batch ${view.batch_id} item ${j.input_index}: result ${JSON.stringify(j.result)}, expected ${w.expected(j.input_index)}`,
       );
     if (!j.execution?.success || !(j.execution.execution_time >= 0))
       throw new Error(`batch ${view.batch_id} item ${j.input_index}: execution ${JSON.stringify(j.execution)}`);
@@ -118,15 +139,16 @@ async function main(): Promise<void> {
   noteLoadAverage();
   const python = realPython();
   note(`python: ${python}`);
-  const kernels = benchKernels();
+  const kernels = benchKernels(python);
+  const environment = { python };
   const cwd = mkdtempSync(join(tmpdir(), 'stoa-bench-'));
   const prefix = uniquePrefix('scaling');
   const configs: Config[] = [
-    { subject: 'in-process-c1', config: { execution: { parallel_max_concurrency: 1 } } },
-    { subject: 'in-process-c2', config: { execution: { parallel_max_concurrency: 2 } } },
+    { subject: 'in-process-c1', config: { environment, execution: { parallel_max_concurrency: 1 } } },
+    { subject: 'in-process-c2', config: { environment, execution: { parallel_max_concurrency: 2 } } },
     {
       subject: 'bullmq-c2',
-      config: { execution: { parallel_max_concurrency: 2 }, jobs: { redis_url: BENCH_REDIS_URL, prefix } },
+      config: { environment, execution: { parallel_max_concurrency: 2 }, jobs: { redis_url: BENCH_REDIS_URL, prefix } },
     },
   ];
   const started: RunningExecutor[] = [];
@@ -157,19 +179,23 @@ async function main(): Promise<void> {
       started.push(ex);
       const c = await connect(ex.mcpUrl);
       clients.set(cfg.subject, { c, ex });
-      await runBatch(c, ex, WARMUP_ITEMS);
+      await runBatch(c, ex, TRIVIAL, WARMUP_ITEMS);
     }
-    const perConfig = new Map<string, BatchRun[]>(configs.map((cfg) => [cfg.subject, []]));
+    // Keyed by subject + workload suffix.
+    const perConfig = new Map<string, BatchRun[]>();
     for (let round = 0; round < ROUNDS; round++) {
-      for (const cfg of round % 2 ? [...configs].reverse() : configs) {
-        const { c, ex } = clients.get(cfg.subject) as { c: BenchClient; ex: RunningExecutor };
-        note(`round ${round + 1}/${ROUNDS}: ${cfg.subject} ${JSON.stringify(cfg.config)}: ${ITEMS} items …`);
-        const r = await runBatch(c, ex, ITEMS);
-        perConfig.get(cfg.subject)?.push(r);
-        note(
-          `${cfg.subject}: wall ${(r.wallMs / 1000).toFixed(2)} s (last item finished at ${(r.lastFinishMs / 1000).toFixed(2)} s), Σ execution_time ${(r.sumExecMs / 1000).toFixed(2)} s, Σ claimed→finished ${(r.sumClaimedMs / 1000).toFixed(2)} s, ${r.polls} polls, replicas ${r.replicas.join(',')}`,
-        );
-        await baselines();
+      for (const w of WORKLOADS) {
+        for (const cfg of round % 2 ? [...configs].reverse() : configs) {
+          const { c, ex } = clients.get(cfg.subject) as { c: BenchClient; ex: RunningExecutor };
+          const name = cfg.subject + w.suffix;
+          note(`round ${round + 1}/${ROUNDS}: ${name} ${JSON.stringify(cfg.config)}: ${w.items} items …`);
+          const r = await runBatch(c, ex, w);
+          perConfig.set(name, [...(perConfig.get(name) ?? []), r]);
+          note(
+            `${name}: wall ${(r.wallMs / 1000).toFixed(2)} s (last item finished at ${(r.lastFinishMs / 1000).toFixed(2)} s), Σ execution_time ${(r.sumExecMs / 1000).toFixed(2)} s, Σ claimed→finished ${(r.sumClaimedMs / 1000).toFixed(2)} s, ${r.polls} polls, replicas ${r.replicas.join(',')}`,
+          );
+          await baselines();
+        }
       }
     }
     for (const { c } of clients.values()) await c.close();
@@ -199,38 +225,41 @@ async function main(): Promise<void> {
     emit({ bench: BENCH, subject: 'kernel-start-close', metric: 'p50_ms', value: r3(kstart.p50_ms), n: kstart.n });
     emit({ bench: BENCH, subject: 'kernel-start-close', metric: 'mean_ms', value: r3(kernelMean), n: kstart.n });
 
-    const c1 = runs.get('in-process-c1') as Run;
-    for (const cfg of configs) {
-      const r = runs.get(cfg.subject) as Run;
-      batchLine(cfg.subject, 'wall_s', r.wallMs / 1000);
-      batchLine(cfg.subject, 'items_per_s', ITEMS / (r.wallMs / 1000));
-      batchLine(cfg.subject, 'last_item_finished_s', r.lastFinishMs / 1000);
-      batchLine(cfg.subject, 'sum_execution_time_s', r.sumExecMs / 1000);
-      // Mean time an item holds its slot (claim → finish): grows with concurrency when the items compete for CPU.
-      batchLine(cfg.subject, 'mean_item_ms', r.sumClaimedMs / ITEMS);
-      // Where the CPU went: every process of the machine (server, launcher, bubblewrap, kernels, this bench) per
-      // item, and the share of it that is the executor's own Node process.
-      batchLine(cfg.subject, 'cpu_busy_fraction', r.busyFraction, { cores });
-      batchLine(cfg.subject, 'cpu_ms_per_item', (r.machineBusyS * 1000) / ITEMS);
-      batchLine(cfg.subject, 'server_cpu_ms_per_item', (r.serverCpuS * 1000) / ITEMS);
-      if (r !== c1) {
+    for (const w of WORKLOADS) {
+      const c1 = runs.get('in-process-c1' + w.suffix) as Run;
+      for (const cfg of configs) {
+        const r = runs.get(cfg.subject + w.suffix) as Run;
+        batchLine(w, cfg.subject, 'wall_s', r.wallMs / 1000);
+        batchLine(w, cfg.subject, 'items_per_s', w.items / (r.wallMs / 1000));
+        batchLine(w, cfg.subject, 'last_item_finished_s', r.lastFinishMs / 1000);
+        batchLine(w, cfg.subject, 'sum_execution_time_s', r.sumExecMs / 1000);
+        // Mean time an item holds its slot (claim → finish): grows with concurrency when the items compete for CPU.
+        batchLine(w, cfg.subject, 'mean_item_ms', r.sumClaimedMs / w.items);
+        // Where the CPU went: every process of the machine (server, launcher, bubblewrap, kernels, this bench) per
+        // item, and the share of it that is the executor's own Node process.
+        batchLine(w, cfg.subject, 'cpu_busy_fraction', r.busyFraction, { cores });
+        batchLine(w, cfg.subject, 'cpu_ms_per_item', (r.machineBusyS * 1000) / w.items);
+        batchLine(w, cfg.subject, 'server_cpu_ms_per_item', (r.serverCpuS * 1000) / w.items);
+        if (r === c1) continue;
+        const baseline = 'in-process-c1' + w.suffix;
         // The most any concurrency could gain over c1 on this machine: c1's CPU per item spread over every core.
-        batchLine(cfg.subject, 'speedup_ceiling', c1.wallMs / ((c1.machineBusyS * 1000) / cores), {
-          baseline: 'in-process-c1',
-        });
-        batchLine(cfg.subject, 'speedup', c1.wallMs / r.wallMs, { baseline: 'in-process-c1', goal_min: GOAL_SPEEDUP });
+        batchLine(w, cfg.subject, 'speedup_ceiling', c1.wallMs / ((c1.machineBusyS * 1000) / cores), { baseline });
+        batchLine(w, cfg.subject, 'speedup', c1.wallMs / r.wallMs, { baseline, goal_min: GOAL_SPEEDUP });
       }
     }
     // Per-item overhead at concurrency 1: everything but the items' own execution time, per item.
+    const c1 = runs.get('in-process-c1') as Run;
     const overhead = (c1.wallMs - c1.sumExecMs) / ITEMS;
-    batchLine('in-process-c1', 'per_item_overhead_ms', overhead, { goal_max: GOAL_OVERHEAD_MS });
-    batchLine('in-process-c1', 'per_item_overhead_minus_spawn_ms', overhead - spawnMean, { baseline: 'python-spawn' });
-    batchLine('in-process-c1', 'per_item_overhead_minus_kernel_start_ms', overhead - kernelMean, {
+    batchLine(TRIVIAL, 'in-process-c1', 'per_item_overhead_ms', overhead, { goal_max: GOAL_OVERHEAD_MS });
+    batchLine(TRIVIAL, 'in-process-c1', 'per_item_overhead_minus_spawn_ms', overhead - spawnMean, {
+      baseline: 'python-spawn',
+    });
+    batchLine(TRIVIAL, 'in-process-c1', 'per_item_overhead_minus_kernel_start_ms', overhead - kernelMean, {
       baseline: 'kernel-start-close',
     });
     // Where it goes: inside an item (claimed → finished, minus execution_time) vs between items (wall − Σ claimed).
-    batchLine('in-process-c1', 'in_item_overhead_ms', (c1.sumClaimedMs - c1.sumExecMs) / ITEMS);
-    batchLine('in-process-c1', 'between_items_ms', (c1.wallMs - c1.sumClaimedMs) / ITEMS);
+    batchLine(TRIVIAL, 'in-process-c1', 'in_item_overhead_ms', (c1.sumClaimedMs - c1.sumExecMs) / ITEMS);
+    batchLine(TRIVIAL, 'in-process-c1', 'between_items_ms', (c1.wallMs - c1.sumClaimedMs) / ITEMS);
   } catch (err) {
     for (const ex of started) note(`executor ${ex.url} logs:\n${ex.logs()}`);
     throw err;

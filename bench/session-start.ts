@@ -27,7 +27,7 @@ const SAMPLES = rounds(40, 2);
 
 async function main(): Promise<void> {
   quietNestLogger();
-  const python = realPython(process.env.BENCH_PYTHON);
+  const python = realPython();
   note(`python: ${python}`);
   // BENCH_PYTHON picks the interpreter for every subject (default python3), e.g. /usr/bin/python3.
   const environment = { python };

@@ -9,7 +9,10 @@ import { KernelService } from '@stoa/kernel';
  * The KernelService of a bench's direct-kernel subject: `python`, an empty environment, the default (secure)
  * sandbox and a fresh data dir, as an executor would start kernels with no extra config.
  */
-export function benchKernels(python = 'python3'): KernelService {
+/** The interpreter of the benches' kernels and baselines: BENCH_PYTHON (e.g. /usr/bin/python3), else `python3`. */
+export const BENCH_PYTHON = process.env.BENCH_PYTHON || 'python3';
+
+export function benchKernels(python = BENCH_PYTHON): KernelService {
   return new KernelService({
     python,
     env: {},
@@ -20,7 +23,7 @@ export function benchKernels(python = 'python3'): KernelService {
 }
 
 /** The real interpreter behind `python` (no pyenv shim or other wrapper in the measured spawn). */
-export function realPython(python = 'python3'): string {
+export function realPython(python = BENCH_PYTHON): string {
   return execFileSync(python, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
 }
 
