@@ -55,8 +55,9 @@ export class SessionCgroup {
   /**
    * Kills every process still in the cgroup (strays that left the kernel's process group too) and removes it. The
    * removal runs off the event loop: removing a memory cgroup that held a kernel took up to 14 ms here (p90 4.5 ms).
+   * True once removed (a cgroup is removable only when no process is left in it); false after ~1 s of trying.
    */
-  async destroy(): Promise<void> {
+  async destroy(): Promise<boolean> {
     this.closeCounters();
     for (let attempt = 0; attempt < 40; attempt++) {
       const removed = await Promise.all(
@@ -65,9 +66,10 @@ export class SessionCgroup {
           return tryRmdirAsync(dir);
         }),
       );
-      if (removed.every(Boolean)) return;
+      if (removed.every(Boolean)) return true;
       await delay(25);
     }
+    return false;
   }
 
   /** Synchronous best effort (process exit): a cgroup left behind is removed at the next start. */
@@ -95,7 +97,7 @@ export class SessionCgroup {
 export class Cgroups {
   private readonly roots = new Map<Controller, { dir: string; version: 1 | 2 }>();
   private readonly live = new Set<SessionCgroup>();
-  private readonly removing = new Set<Promise<void>>();
+  private readonly removing = new Set<Promise<boolean>>();
   /** Why a cap asked for is not enforced (per controller); empty when every asked-for cap is active. */
   readonly inactive = new Map<Controller, string>();
   private seq = 0;
@@ -177,12 +179,16 @@ export class Cgroups {
     return group;
   }
 
-  async remove(group: SessionCgroup): Promise<void> {
-    if (!this.live.delete(group)) return;
+  /** Kills what is in `group` and removes it: true once it is gone (so is every process it held). */
+  async remove(group: SessionCgroup): Promise<boolean> {
+    if (!this.live.delete(group)) return false;
     const done = group.destroy();
     this.removing.add(done);
-    await done;
-    this.removing.delete(done);
+    try {
+      return await done;
+    } finally {
+      this.removing.delete(done);
+    }
   }
 
   /** Removes every session cgroup (waiting for removals under way) and this server's parent (shutdown). */

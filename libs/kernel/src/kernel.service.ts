@@ -17,6 +17,7 @@ import { type DiskUsage, guardCell } from './session-limits';
 import { lockDataDir } from './data-dir-lock';
 import { KernelStartError } from './kernel.errors';
 import { UidLeases } from './uid-lease';
+import { UidVacancy } from './uid-vacancy';
 
 /** What the kernel service needs from config. */
 export interface KernelSettings {
@@ -56,6 +57,7 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
   private readonly retiring = new Set<Promise<void>>();
   private readonly cgroupOf = new WeakMap<KernelProcess, SessionCgroup>();
   private readonly diskUse = new WeakMap<KernelProcess, { usage?: DiskUsage }>();
+  private readonly vacancy = new UidVacancy();
   private readonly uids: UidLeases | undefined;
   private readonly unlock: () => void;
   readonly python: PythonInfo;
@@ -181,7 +183,13 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
   async releaseDirs(dirs: KernelDirs): Promise<void> {
     await rm(dirs.base, { recursive: true, force: true });
     await rm(dirs.inboxDir, { recursive: true, force: true });
-    if (dirs.uid !== undefined) this.uids?.release(dirs.uid);
+    const vacated = await this.vacancy.vacated(dirs.base);
+    if (dirs.uid !== undefined) this.uids?.release(dirs.uid, vacated);
+  }
+
+  /** How many times the uid leases looked at every process of the host (tests, benches). */
+  get uidScans(): number {
+    return this.uids?.scans ?? 0;
   }
 
   /** Starts a kernel in existing directories (a session's replacement kernel) and waits until it is bootstrapped. */
@@ -214,17 +222,19 @@ export class KernelService implements OnModuleInit, OnApplicationShutdown {
     const cgroup = cgroups.enabled ? cgroups.create(basename(dirs.base)) : undefined;
     const spec = this.sandbox.launch(dirs, env, ['-u', this.driver], cgroup);
     let launched: LaunchedKernel;
+    const removeCgroup = (group: SessionCgroup) => this.vacancy.removing(dirs.base, cgroups.remove(group));
+    if (cgroup) this.vacancy.launching(dirs.base);
     try {
       launched = await this.launcher.spawn(spec, this.settings.startTimeoutMs);
     } catch (err) {
-      if (cgroup) void cgroups.remove(cgroup);
+      if (cgroup) removeCgroup(cgroup);
       throw err;
     }
     const kernel = new KernelProcess(launched, spec);
     this.live.add(kernel);
     if (cgroup) this.cgroupOf.set(kernel, cgroup);
     // The cgroup goes with the kernel, and with it every process it left behind (even outside its process group).
-    kernel.once('exit', () => (this.live.delete(kernel), cgroup && void cgroups.remove(cgroup)));
+    kernel.once('exit', () => (this.live.delete(kernel), cgroup && removeCgroup(cgroup)));
     // One start timeout for the launch and the driver's ready together.
     const limit = this.settings.startTimeoutMs;
     await kernel.waitReady(Math.max(1, limit - (performance.now() - began)), limit);
