@@ -10,7 +10,7 @@ import { KernelService } from '@stoa/kernel';
  * sandbox and a fresh data dir, as an executor would start kernels with no extra config.
  */
 /** The interpreter of the benches' kernels and baselines: BENCH_PYTHON (e.g. /usr/bin/python3), else `python3`. */
-export const BENCH_PYTHON = process.env.BENCH_PYTHON || 'python3';
+const BENCH_PYTHON = process.env.BENCH_PYTHON || 'python3';
 
 export function benchKernels(python = BENCH_PYTHON): KernelService {
   return new KernelService({

@@ -2,7 +2,8 @@
 kernels (which cannot write __pycache__) do not compile them on every start; and for what a kernel start imports. Run:
 python3 -m unittest discover -s libs/kernel/python -p 'test_stoa_launcher.py'
 
-Each test works on copies of the real modules in a temporary directory, never on the source tree.
+The precompile tests work on copies of the real modules in a temporary directory, never on the source tree; the
+import test reads the sources in place and writes nothing (-B).
 """
 import importlib.util
 import io
