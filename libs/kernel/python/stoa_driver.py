@@ -6,16 +6,16 @@ The child runs the namespace: it reads ``<token> <json>`` commands from a privat
 fds 1 and 2 (pipes to the supervisor, which forwards them ahead of each answer) so fd-level output (C extensions,
 os.write, child processes) is captured. This process never holds the host's pipes.
 """
-import ast
+import _ast
+import _signal as signal  # signal.py wraps these in enums: it would import enum, functools and collections
 import io
-import json
 import keyword
 import os
-import signal
 import sys
 import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stoa_lean  # noqa: E402 - json and ast without their imports (a third of a kernel's start)
 import stoa_screen  # noqa: E402 - imported before the fork, so a new session's first cell does not pay for it
 import stoa_transfer  # noqa: E402 - beside this file
 from stoa_display import Displays  # noqa: E402
@@ -159,13 +159,13 @@ class Driver(object):
     def send(self, cid, message):
         """One reply line (ASCII JSON: no raw newline); an oversized or unencodable reply becomes an error reply."""
         try:
-            text = json.dumps(message, allow_nan=False)
+            text = stoa_lean.dumps(message, allow_nan=False)
         except ValueError as exc:  # NaN / Infinity somewhere in a value: JSON cannot carry them
-            text = json.dumps({"ok": False, "error": "The kernel could not encode this step's result as JSON (%s)." % exc})
+            text = stoa_lean.dumps({"ok": False, "error": "The kernel could not encode this step's result as JSON (%s)." % exc})
         if len(text) > MAX_REPLY_BYTES and "captured" in message:  # the cell's result without it, as a capture alone
             return self.send(cid, dict((k, v) for k, v in message.items() if k != "captured"))
         if len(text) > MAX_REPLY_BYTES:
-            text = json.dumps({"ok": False, "error": "This step's result is %d bytes, over the kernel's %d MiB reply limit; "
+            text = stoa_lean.dumps({"ok": False, "error": "This step's result is %d bytes, over the kernel's %d MiB reply limit; "
                                "return less (write large results to a file in AGORA_OUTPUT_DIR)." % (len(text), MAX_REPLY_BYTES >> 20)})
         view = memoryview(("%s %s\n" % (cid, text)).encode("ascii"))
         while view:
@@ -196,10 +196,10 @@ class Driver(object):
                 pass  # statements (or a problem the full parse below reports in its own words)
         try:
             if tree is None:
-                tree = ast.parse(code, filename, "exec")
+                tree = stoa_lean.parse(code, filename, "exec")
             last = None
-            if tree.body and isinstance(tree.body[-1], ast.Expr):
-                last = ast.Expression(tree.body.pop().value)
+            if tree.body and isinstance(tree.body[-1], _ast.Expr):
+                last = _ast.Expression(tree.body.pop().value)
             body = compile(tree, filename, "exec")
             tail = compile(last, filename, "eval") if last is not None else None
         except (MemoryError, RecursionError) as exc:  # the parser's own bound; the kernel and its variables stay
@@ -213,7 +213,7 @@ class Driver(object):
         """The cell's syntax tree, parsed once for the code screen and the compile step; None when it does not parse
         (compile_cell parses again and reports why)."""
         try:
-            return ast.parse(code)
+            return stoa_lean.parse(code)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             return None
 
@@ -274,7 +274,7 @@ class Driver(object):
             return {"kind": "missing"}
         value = self.namespace[name]
         try:
-            return {"kind": "json", "value": json.loads(json.dumps(value, allow_nan=False))}
+            return {"kind": "json", "value": stoa_lean.loads(stoa_lean.dumps(value, allow_nan=False))}
         except (TypeError, ValueError, OverflowError):
             pass
         try:
@@ -413,7 +413,7 @@ class Driver(object):
                 os._exit(0)
             cid, _, body = line.partition(b" ")
             cid = cid.decode("ascii")
-            command = json.loads(body)
+            command = stoa_lean.loads(body)
             if command.get("op") == "reap":
                 _reap_strays()
                 continue

@@ -34,7 +34,7 @@ KERNEL_FDS = {"c": 3, "r": 4, "k": 5, "u": 6}
 READ_ONLY = ("c", "k", "u")  # the kernel only reads these
 PR_SET_PDEATHSIG = 1
 # What a kernel imports from this directory (stoa_driver.py runs as the script: Python never caches a script).
-KERNEL_MODULES = ("stoa_supervisor", "stoa_screen", "stoa_transfer", "stoa_display", "stoa_tools")
+KERNEL_MODULES = ("stoa_supervisor", "stoa_lean", "stoa_screen", "stoa_transfer", "stoa_display", "stoa_tools")
 
 
 def _send(message):

@@ -8,8 +8,10 @@ relative paths are not caught, exactly like the reference).
 Public API: ``validate_code(code, ...) -> (ok, message)`` and ``disallowed_actions_text(prefixes, ...)``
 (the "Disallowed actions" block of the execute tool description, spec §1.2 (c)).
 """
-import ast
+import _ast as ast  # the node classes, which ast re-exports; ast.py itself imports enum and contextlib
 import posixpath
+
+import stoa_lean
 
 BLOCKED_MODULES = frozenset({
     "subprocess", "shutil", "ftplib", "telnetlib", "smtplib", "http.server", "socketserver",
@@ -316,7 +318,7 @@ def validate_code(code, allowed_prefixes=DEFAULT_ALLOWED_PATH_PREFIXES, blocked_
         return False, "Code cannot be empty"
     if tree is None:
         try:
-            tree = ast.parse(code)
+            tree = stoa_lean.parse(code)
         except (SyntaxError, ValueError, MemoryError, RecursionError):
             return True, None  # the kernel's compile step reports it (a syntax error, or a cell too big to parse)
     screen = _Screen(

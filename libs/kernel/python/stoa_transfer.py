@@ -9,29 +9,40 @@
 
 Optional third-party serializers are imported only when used.
 """
-import ast
-import json
 import os
-import re
 import stat
 
-# \Z, not $: a trailing newline does not make a tag (as with the host's JavaScript patterns).
-TAG_CLOSED = re.compile(r"^<(\w+)>([^<>]+)</\1>\Z")
-TAG_UNCLOSED = re.compile(r"^<(\w+)>([^<>]+)\Z")
-HANDLE_ID = re.compile(r"^h_[0-9a-f]{12}\Z")
+import stoa_lean
+
+# ast and re are imported by the functions that need them: only code with an asset tag or a handle id (the host
+# looks first) and a transfer get there, and every kernel start would pay ~5 ms of CPU for the two.
 SERIALIZERS = ("pickle", "cloudpickle", "dill")
 ASSET_VAR = "__agora_asset_%d"
 HANDLE_VAR = "__stoa_handle_%d"
 LOAD_HELPER = "__stoa_load__"
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+_PATTERNS = {}
+
+
+def _pattern(name):
+    """A compiled pattern: ``tag`` / ``unclosed_tag`` / ``handle`` / ``newline``."""
+    if not _PATTERNS:
+        import re
+        _PATTERNS.update(
+            # \Z, not $: a trailing newline does not make a tag (as with the host's JavaScript patterns).
+            tag=re.compile(r"^<(\w+)>([^<>]+)</\1>\Z"),
+            unclosed_tag=re.compile(r"^<(\w+)>([^<>]+)\Z"),
+            handle=re.compile(r"^h_[0-9a-f]{12}\Z"),
+            newline=re.compile(r"\r\n|\r|\n"),
+        )
+    return _PATTERNS[name]
 
 
 def is_asset_tag(text):
-    return bool(TAG_CLOSED.match(text) or TAG_UNCLOSED.match(text))
+    return bool(_pattern("tag").match(text) or _pattern("unclosed_tag").match(text))
 
 
 def is_handle_id(text):
-    return bool(HANDLE_ID.match(text))
+    return bool(_pattern("handle").match(text))
 
 
 # --- literal extraction -------------------------------------------------------------------------------------
@@ -48,6 +59,7 @@ class _Occurrence(object):
 
 
 def _parents(tree):
+    import ast
     parents = {}
     for node in ast.walk(tree):
         for field, value in ast.iter_fields(node):
@@ -60,6 +72,7 @@ def _parents(tree):
 
 def _qualifies(node, parents):
     """Spec 2.8.2: the first ancestor of a listed kind decides; other kinds in between are skipped."""
+    import ast
     child = node
     while id(child) in parents:
         parent, field = parents[id(child)]
@@ -75,6 +88,7 @@ def _qualifies(node, parents):
 
 def _context(node, parents):
     """(inside an f-string, innermost enclosing class name or None)."""
+    import ast
     owner = None
     child = node
     while id(child) in parents:
@@ -96,6 +110,7 @@ def _char_offset(code, starts, lineno, col):
 
 
 def _span_matches(text, value):
+    import ast
     # Guards against parser position quirks: never replace text that is not exactly this literal.
     try:
         return ast.literal_eval("(" + text + "\n)") == value
@@ -105,12 +120,13 @@ def _span_matches(text, value):
 
 def _scan(code):
     """(qualifying occurrences in source order, Name ids used in the code); ([], set()) on a syntax error."""
+    import ast
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # ValueError: null bytes (Python < 3.12)
         return [], set()
     parents = _parents(tree)
-    starts = [0] + [m.end() for m in _NEWLINE.finditer(code)]
+    starts = [0] + [m.end() for m in _pattern("newline").finditer(code)]
     names = set()
     found = []
     for node in ast.walk(tree):
@@ -468,7 +484,7 @@ def make_stash(directory, max_bytes, record):
             raise ValueError(
                 "stash: object serialises to %d bytes, over the %d-byte handle limit. Stash a smaller object "
                 "(e.g. a summary or a subset) or write a file to AGORA_OUTPUT_DIR instead." % (exc.size, exc.limit)) from None
-        meta = json.dumps({"serializer": serializer, "size": size, "type": type(obj).__name__}).encode("utf-8")
+        meta = stoa_lean.dumps({"serializer": serializer, "size": size, "type": type(obj).__name__}).encode("utf-8")
         _write_atomic(os.path.join(directory, handle + ".json"), lambda raw: raw.write(meta))
         record(handle)
         return handle
