@@ -7,7 +7,10 @@ fds 1 and 2 (pipes to the supervisor, which forwards them ahead of each answer) 
 os.write, child processes) is captured. This process never holds the host's pipes.
 """
 import _ast
-import _signal as signal  # signal.py wraps these in enums: it would import enum, functools and collections
+try:
+    import _signal as signal  # signal.py wraps these in enums: it would import enum, functools and collections
+except ImportError:  # an interpreter without it (not CPython)
+    import signal
 import io
 import keyword
 import os

@@ -20,7 +20,10 @@ over MAX_LINE bytes, is a protocol fault: this process tells the host why, kills
 the user process dies, this one forwards what it wrote and ends the same way (code or signal), so the host sees the
 death as before.
 """
-import _signal as signal  # signal.py wraps these in enums: it would import enum, functools and collections
+try:
+    import _signal as signal  # signal.py wraps these in enums: it would import enum, functools and collections
+except ImportError:  # an interpreter without it (not CPython)
+    import signal
 import ctypes
 import gc
 import os
