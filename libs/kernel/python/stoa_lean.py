@@ -36,7 +36,6 @@ class _Context(object):
     object_pairs_hook = None
     parse_float = float
     parse_int = int
-    memo = {}
 
     @staticmethod
     def parse_constant(name):
