@@ -25,6 +25,8 @@ export {
 export type { ExecutorExtensions } from '../../apps/executor/src';
 /** Who is calling: every session, job and artifact belongs to one principal. */
 export type { Principal } from '@stoa/core';
+/** `StoaServer.handler`: a server's whole request handler, to mount in your own HTTP server or Express app. */
+export type { RequestHandler } from '@stoa/auth';
 /** Identity extension point (asked before Entra ID / no-op auth). */
 export {
   CUSTOM_PRINCIPAL_RESOLVER as PRINCIPAL_RESOLVER,

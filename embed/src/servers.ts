@@ -1,10 +1,9 @@
 import 'reflect-metadata';
 import { dirname, resolve } from 'node:path';
-import type { Application } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type pino from 'pino';
 import type { z } from 'zod';
-import { refuseOpenNoopBind, type ServerApp } from '@stoa/auth';
+import { refuseOpenNoopBind, requestHandler, type RequestHandler, type ServerApp } from '@stoa/auth';
 import { readYaml, type ConfigDocument } from '@stoa/config';
 import { StartupRefusedError, startupLogger } from '@stoa/core';
 import { createDispatcherApp, loadDispatcherSettings, type dispatcherConfigSchema } from '../../apps/dispatcher/src';
@@ -51,10 +50,11 @@ export interface StoaServer {
   /** The Nest application (initialised): `app.get(…)` reaches its providers. */
   readonly app: NestExpressApplication;
   /**
-   * The Express request handler, for `yourExpress.use('/stoa', server.handler)` (MCP at `/stoa/mcp`).
-   * A mounted executor builds download links from `server.public_url` or the `publicUrl` extension.
+   * The request handler, for `yourExpress.use('/stoa', server.handler)` (MCP at `/stoa/mcp`) or
+   * `http.createServer(server.handler)`: the access log, Host checks and hot paths, then the Nest app. A mounted
+   * executor builds download links from `server.public_url` or the `publicUrl` extension.
    */
-  readonly handler: Application;
+  readonly handler: RequestHandler;
   /**
    * Listens on `port` (default `server.port`; 0 picks a free one) and resolves with the base URL (MCP at
    * `{url}/mcp`). `host` must be the configured `server.host`: Host checks and the no-op auth bind refusal are
@@ -137,7 +137,7 @@ async function embedded(built: ServerApp, configuredHost: string): Promise<StoaS
   await built.app.init(); // a mounted handler serves without listen()
   return {
     app: built.app,
-    handler: built.app.getHttpAdapter().getInstance() as Application,
+    handler: requestHandler(built.app),
     listen: (port, host) => {
       if (host !== undefined && host !== configuredHost)
         throw new StartupRefusedError(

@@ -1,6 +1,7 @@
 import type pino from 'pino';
 import { createHttpApp, PrincipalResolver, serveAdminDocs, serverApp, type ServerApp } from '@stoa/auth';
-import { taskRelay, UpstreamPool } from '@stoa/connectors';
+import { ConnectorMcpService, taskRelay, UpstreamPool } from '@stoa/connectors';
+import { mcpFrontDoor } from '@stoa/mcp';
 import type { DispatcherSettings } from './dispatcher.config';
 import { DispatcherModule } from './dispatcher.module';
 import { DispatchService } from './dispatch.service';
@@ -13,11 +14,17 @@ export async function createDispatcherApp(settings: DispatcherSettings, logger: 
     logger,
     server,
     rawPaths: ['/object-transfer/receive'], // relayed as it streams (TransferProxyController)
+    front: (nest) => {
+      const pool = nest.get(UpstreamPool);
+      const principals = nest.get(PrincipalResolver);
+      return mcpFrontDoor(
+        nest.get(ConnectorMcpService).endpoint,
+        principals,
+        taskRelay(pool, principals), // tasks/* to the worker that owns the task
+        dispatcherFastPath(nest.get(DispatchService), pool, principals), // tools/call to the worker picked
+      );
+    },
   });
-  const pool = app.get(UpstreamPool);
-  const principals = app.get(PrincipalResolver);
-  app.use(taskRelay(pool, principals)); // tasks/* to the worker that owns the task
-  app.use(dispatcherFastPath(app.get(DispatchService), pool, principals));
   serveAdminDocs(app, `Stoa dispatcher '${name}' admin API`);
   return serverApp(app, server);
 }

@@ -1,8 +1,10 @@
 import type pino from 'pino';
-import { adminApiDocument, createHttpApp, serverApp, type ServerApp } from '@stoa/auth';
+import { adminApiDocument, createHttpApp, PrincipalResolver, serverApp, type ServerApp } from '@stoa/auth';
+import { mcpFrontDoor } from '@stoa/mcp';
 import { OpenApiDocument } from './admin.controller';
 import type { ExecutorSettings } from './executor.config';
 import type { ExecutorExtensions } from './executor.extensions';
+import { ExecutorMcpService } from './executor-mcp.service';
 import { ExecutorModule } from './executor.module';
 import { provision } from './provisioning';
 
@@ -18,6 +20,7 @@ export async function createExecutorApp(
     logger,
     server,
     rawPaths: ['/object-transfer/receive'],
+    front: (nest) => mcpFrontDoor(nest.get(ExecutorMcpService).endpoint, nest.get(PrincipalResolver)),
   }).catch(async (err: unknown) => {
     await sidecars.stop();
     throw err;

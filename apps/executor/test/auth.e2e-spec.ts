@@ -12,6 +12,26 @@ const INIT = {
   params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 };
 
+/** A sessionless 2026-07-28 tools/call: the request the front door serves before Express and Nest. */
+const MODERN = {
+  jsonrpc: '2.0',
+  id: 2,
+  method: 'tools/call',
+  params: {
+    name: 'demo_list_sessions',
+    arguments: {},
+    _meta: {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    },
+  },
+};
+const MODERN_HEADERS = {
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'tools/call',
+  'mcp-name': 'demo_list_sessions',
+};
+
 /** fetch cannot override Host; node:http can. */
 function statusWithHost(port: number, host: string): Promise<number | undefined> {
   return new Promise((resolve, reject) => {
@@ -101,6 +121,23 @@ describe('Entra ID auth with a real local HTTPS OIDC issuer', () => {
     );
   });
 
+  it('answers a sessionless 2026-07-28 call without a valid token exactly as the guarded route does', async () => {
+    // The front door serves these before Nest; a caller it cannot authenticate takes the guarded route's 401.
+    const garbage = await post(ex.mcpUrl, { ...MODERN_HEADERS, authorization: 'Bearer not.a.jwt' }, MODERN);
+    expect(garbage.status).toBe(401);
+    expect(garbage.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    const missing = await post(ex.mcpUrl, MODERN_HEADERS, MODERN);
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('www-authenticate')).toBe(
+      'Bearer resource_metadata="https://stoa.example.test/.well-known/oauth-protected-resource/mcp"',
+    );
+    const ok = await post(ex.mcpUrl, { ...MODERN_HEADERS, authorization: `Bearer ${await idp.token()}` }, MODERN);
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const body = (await ok.json()) as { result: { content: { text: string }[] } };
+    expect(JSON.parse(body.result.content[0]!.text)).toMatchObject({ success: true });
+  });
+
   it('never accepts a token in the query string', async () => {
     const res = await post(`${ex.mcpUrl}?access_token=${await idp.token()}`, {});
     expect(res.status).toBe(401);
@@ -120,12 +157,17 @@ describe('Entra ID auth with a real local HTTPS OIDC issuer', () => {
     const token = await idp.token();
     idp.setDown(true);
     try {
-      const res = await post(ex.mcpUrl, { authorization: `Bearer ${token}` });
-      expect(res.status).toBe(503);
-      expect(res.headers.get('www-authenticate')).toBeNull();
-      expect(((await res.json()) as { error_description: string }).error_description).toContain(
-        'Cannot reach the identity provider',
-      );
+      for (const [headers, body] of [
+        [{}, INIT],
+        [MODERN_HEADERS, MODERN], // the front door's path
+      ] as const) {
+        const res = await post(ex.mcpUrl, { ...headers, authorization: `Bearer ${token}` }, body);
+        expect(res.status).toBe(503);
+        expect(res.headers.get('www-authenticate')).toBeNull();
+        expect(((await res.json()) as { error_description: string }).error_description).toContain(
+          'Cannot reach the identity provider',
+        );
+      }
     } finally {
       idp.setDown(false);
     }
@@ -202,6 +244,10 @@ describe('Entra ID auth with a real local HTTPS OIDC issuer', () => {
     expect(await statusWithHost(ex.port, `localhost:${ex.port}`)).toBe(200);
     const badOrigin = await post(ex.mcpUrl, { authorization: token, origin: 'https://attacker.example' });
     expect(badOrigin.status).toBe(403);
+    const modernOrigin = { ...MODERN_HEADERS, authorization: token, origin: 'https://attacker.example' };
+    const badModern = await post(ex.mcpUrl, modernOrigin, MODERN);
+    expect(badModern.status).toBe(403); // checked before the front door too
+    expect(((await badModern.json()) as { error: string }).error).toBe('forbidden_origin');
     const big = await post(ex.mcpUrl, { authorization: token }, { ...INIT, pad: 'x'.repeat(5 * 1024 * 1024) });
     expect(big.status).toBe(413);
     // At /mcp a refused body is a JSON-RPC error (clients read error.message).

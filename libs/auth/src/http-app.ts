@@ -1,33 +1,102 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import helmet from 'helmet';
 import { Logger } from 'nestjs-pino';
 import type pino from 'pino';
 import { accessLog, StartupRefusedError } from '@stoa/core';
 import { allowedHostsFor } from './bind';
-import { installHttpBasics } from './http-basics';
+import { hostGuard, jsonBodyReader, type RawHandler } from './http-basics';
+import { sendError } from './http-error.filter';
 import type { ServerConfig } from './server.config';
 
 export interface HttpAppOptions {
   /** The process logger (the access log writes through it). */
   logger: pino.Logger;
   server: ServerConfig;
-  /** Paths whose handlers read their own bodies (see installHttpBasics). */
+  /** Paths whose handlers read their own bodies (see jsonBodyReader). */
   rawPaths?: readonly string[];
+  /** Requests served before Express and Nest (a hot path); built once the app exists. */
+  front?: (app: NestExpressApplication) => FrontDoor;
 }
 
-/** A Nest app with the app logger, the access log and the HTTP hardening every app installs, not yet listening. */
+/**
+ * A hot path in front of the framework. The access log and the Host/Origin checks run first, as for every request;
+ * a request it `takes` then has its JSON body read (same limits and refusals) and goes through `handlers` in turn.
+ * Each serves it or calls `next()`: after the last, Express and Nest get it (body read, so not read again) — the
+ * guarded route then answers with its proper 401, 404 or refusal. Express's middleware stack, request decoration
+ * and Nest's guard chain cost ~0.1–0.2 ms of CPU per request, a quarter of a router's work per routed call.
+ */
+export interface FrontDoor {
+  takes: (req: IncomingMessage) => boolean;
+  handlers: readonly RawHandler[];
+}
+
+/**
+ * A Nest app with the app logger, the access log and the HTTP hardening every app installs (and its front door, if
+ * any), not yet listening. The access log and the Host/Origin checks run on Node's own request before Express.
+ */
 export async function createHttpApp(module: DynamicModule, opts: HttpAppOptions): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(module, { bodyParser: false, bufferLogs: true });
   app.useLogger(app.get(Logger));
-  app.use(accessLog(opts.logger));
-  installHttpBasics(app, {
+  app.disable('x-powered-by');
+  app.use('/admin', helmet());
+  const basics = {
     maxBodyBytes: opts.server.max_body_mb * 1024 * 1024,
     allowedHosts: allowedHostsFor(opts.server.host, opts.server.allowed_hosts),
     rawPaths: opts.rawPaths,
-  });
+  };
+  const readBody = jsonBodyReader(basics);
+  app.use(readBody);
+  serveFirst(app, [accessLog(opts.logger), hostGuard(basics.allowedHosts)], readBody, opts.front?.(app), opts.logger);
   return app;
+}
+
+/** What a server's `request` event calls: the access log, the Host checks, the front door, then Express and Nest. */
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse, done?: (err?: unknown) => void) => void;
+const handlers = new WeakMap<NestExpressApplication, RequestHandler>();
+
+/** The whole request handler of an app made by createHttpApp, to mount in another Express app (embedding). */
+export function requestHandler(app: NestExpressApplication): RequestHandler {
+  const handler = handlers.get(app);
+  if (!handler) throw new Error('requestHandler: the app was not made by createHttpApp');
+  return handler;
+}
+
+/** Puts `first` (and the front door) ahead of Express as the server's one `request` listener. */
+function serveFirst(
+  app: NestExpressApplication,
+  first: readonly (RawHandler | undefined)[],
+  readBody: RawHandler,
+  door: FrontDoor | undefined,
+  logger: pino.Logger,
+): void {
+  const server: Server = app.getHttpServer();
+  const framework = app.getHttpAdapter().getInstance() as RequestHandler;
+  if (server.listeners('request').length !== 1)
+    throw new Error('the HTTP server has more than one request listener: the front door cannot take its place');
+  server.removeAllListeners('request');
+  const plain = first.filter((h): h is RawHandler => !!h);
+  const taken = door ? [...plain, readBody, ...door.handlers] : plain;
+  const handle: RequestHandler = (req, res, done) => {
+    const steps = door?.takes(req) ? taken : plain; // a pure look at method, path and headers
+    let i = 0;
+    const next = (): void => {
+      const step = steps[i++];
+      if (!step) return framework(req, res, done);
+      try {
+        step(req, res, next);
+      } catch (err) {
+        if (res.headersSent) res.destroy();
+        else sendError(res, err, res.getHeader('x-request-id'), logger);
+      }
+    };
+    next();
+  };
+  handlers.set(app, handle);
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => handle(req, res));
 }
 
 /** The OpenAPI document of an app's admin API. */

@@ -1,7 +1,9 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Inject, Logger } from '@nestjs/common';
+import type { ServerResponse } from 'node:http';
 import type { Request, Response } from 'express';
 import { ErrorKind, isAppError } from '@stoa/core';
 import { UnauthenticatedError } from './auth.errors';
+import { sendJson } from './http-basics';
 import { bearerChallenge, PROTECTED_RESOURCE_SETTINGS, type ProtectedResourceSettings } from './protected-resource';
 
 /** The HTTP status of each error kind (every HTTP mapping uses it). */
@@ -33,12 +35,7 @@ export class HttpErrorFilter implements ExceptionFilter {
       res.status(401).json({ error: err.tokenSent ? 'invalid_token' : 'unauthorized', error_description: err.message });
       return;
     }
-    if (isAppError(err)) {
-      const status = HTTP_STATUS[err.kind];
-      if (status === 503) res.setHeader('Retry-After', '5');
-      res.status(status).json({ error: err.code.toLowerCase(), error_description: err.message, ...err.details });
-      return;
-    }
+    if (isAppError(err)) return sendError(res, err, req.id, this.logger);
     if (err instanceof HttpException) {
       const status = err.getStatus();
       res.status(status).json({
@@ -47,10 +44,28 @@ export class HttpErrorFilter implements ExceptionFilter {
       });
       return;
     }
-    this.logger.error({ err: err instanceof Error ? err.stack : String(err), requestId: req.id }, 'unhandled error');
-    res.status(500).json({
-      error: 'internal_error',
-      error_description: `Internal server error (request id ${req.id ?? 'unknown'}). It was logged; retry, and report it if it persists.`,
-    });
+    sendError(res, err, req.id, this.logger);
   }
+}
+
+/**
+ * An application error as its status and `{error, error_description}`; anything else as a logged 500 without
+ * details. The filter and the front door (createHttpApp) answer alike.
+ */
+export function sendError(
+  res: ServerResponse,
+  err: unknown,
+  requestId: string | number | string[] | undefined,
+  logger: { error: (obj: object, msg: string) => void },
+): void {
+  if (isAppError(err)) {
+    const status = HTTP_STATUS[err.kind];
+    if (status === 503) res.setHeader('Retry-After', '5');
+    return sendJson(res, status, { error: err.code.toLowerCase(), error_description: err.message, ...err.details });
+  }
+  logger.error({ err: err instanceof Error ? err.stack : String(err), requestId }, 'unhandled error');
+  sendJson(res, 500, {
+    error: 'internal_error',
+    error_description: `Internal server error (request id ${String(requestId ?? 'unknown')}). It was logged; retry, and report it if it persists.`,
+  });
 }

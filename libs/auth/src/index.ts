@@ -5,7 +5,7 @@ export { allowedHostsFor, isLoopback, refuseOpenNoopBind, unauthenticatedRemoteR
 /** `auth:` config schema, env overrides and resolved Entra settings. */
 export { authConfigSchema, entraSettings, type AuthConfig, type EntraSettings } from './auth.config';
 /** The HTTP status of each AppError kind, for transports with their own body shape. */
-export { HTTP_STATUS } from './http-error.filter';
+export { HTTP_STATUS, sendError } from './http-error.filter';
 /** Auth errors (401 with challenge, 403). */
 export { ForbiddenError, UnauthenticatedError } from './auth.errors';
 /** Entra ID access-token validation (jose, JWKS from OIDC metadata). */
@@ -17,12 +17,15 @@ export { bearerChallenge, type ProtectedResourceSettings } from './protected-res
 /** Nest module wiring guard, strategy, filter and discovery endpoints. */
 export { AuthModule, type AuthModuleOptions } from './auth.module';
 /** HTTP hardening every app installs: Host/Origin checks, helmet on /admin, JSON bodies with a clear 413. */
-export { type HttpBasicsOptions } from './http-basics';
+export { type HttpBasicsOptions, type RawHandler, type RawRequest } from './http-basics';
 /** An app's Nest HTTP app for its `main.ts`: created hardened, admin OpenAPI document, listening. */
 export {
   adminApiDocument,
   createHttpApp,
+  type FrontDoor,
   listenOn,
+  requestHandler,
+  type RequestHandler,
   serveAdminDocs,
   serverApp,
   type HttpAppOptions,

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Logger } from '@nestjs/common';
 import type { PrincipalResolver } from '@stoa/auth';
 import { isAppError, type Principal } from '@stoa/core';
-import { declaredCapabilities, envelopeRefusal, taskListenOf } from '@stoa/mcp';
+import { declaredCapabilities, envelopeRefusal, isStatelessMcpPost, taskListenOf } from '@stoa/mcp';
 import { observedToolCall } from './observed-call';
 import { listenFailed, relayListen } from './task-listen-relay';
 import { stringOf } from './tool-called';
@@ -48,7 +48,7 @@ const logger = new Logger('ConnectorFastPath');
 const isTaskMethod = (m: unknown): m is string => m === 'tasks/get' || m === 'tasks/update' || m === 'tasks/cancel';
 
 /**
- * Express middleware in front of Nest's router for `/mcp` of a connector (router, gateway): a 2026-07-28 `tools/call` of an upstream tool is
+ * The front door of a connector's `/mcp` (router, gateway; createHttpApp's `front`): a 2026-07-28 `tools/call` of an upstream tool is
  * streamed straight to that upstream (no SDK parse, validate and re-serialise on this hop; progress and
  * cancellation travel with the stream), and `tasks/get`/`tasks/update`/`tasks/cancel` go to the upstream that
  * knows the task. Anything else — and any request whose caller cannot be authenticated here, or whose `Mcp-Name`
@@ -57,7 +57,7 @@ const isTaskMethod = (m: unknown): m is string => m === 'tasks/get' || m === 'ta
 export function connectorFastPath(pool: UpstreamPool, principals: PrincipalResolver, hooks: FastPathHooks = {}) {
   const tasks = taskRelay(pool, principals);
   return (req: RawRequest, res: ServerResponse, next: () => void): void => {
-    if (!isStatelessPost(req)) return next();
+    if (!isStatelessMcpPost(req)) return next();
     const method = req.headers['mcp-method'];
     if (method !== 'tools/call') return tasks(req, res, next);
     const body = req.body as RpcBody | undefined;
@@ -74,7 +74,7 @@ export function connectorFastPath(pool: UpstreamPool, principals: PrincipalResol
 }
 
 /**
- * Express middleware for `/mcp` of any connector: a 2026-07-28 `tasks/get`/`tasks/update`/`tasks/cancel` whose
+ * A front-door handler for `/mcp` of any connector: a 2026-07-28 `tasks/get`/`tasks/update`/`tasks/cancel` whose
  * `Mcp-Name` names its task goes to the upstream that owns the task (asked in turn: task ids are unguessable, and
  * someone else's task answers "not found" upstream exactly like an unknown one), and so does a `subscriptions/listen`
  * for their notifications (relayListen). Anything else — and a caller who cannot be authenticated here — continues
@@ -82,7 +82,7 @@ export function connectorFastPath(pool: UpstreamPool, principals: PrincipalResol
  */
 export function taskRelay(pool: UpstreamPool, principals: PrincipalResolver) {
   return (req: RawRequest, res: ServerResponse, next: () => void): void => {
-    if (!isStatelessPost(req)) return next();
+    if (!isStatelessMcpPost(req)) return next();
     const method = req.headers['mcp-method'];
     const body = req.body as RpcBody | undefined;
     const listen = taskListenOf(req);
@@ -117,16 +117,6 @@ function asCaller(
     req.principal = principal;
     return serve(principal);
   }, next);
-}
-
-/** A 2026-07-28 (sessionless) POST to `/mcp`: the only requests the fast paths take. */
-function isStatelessPost(req: RawRequest): boolean {
-  return (
-    req.method === 'POST' &&
-    (req.url === '/mcp' || req.url?.startsWith('/mcp?') === true) &&
-    !req.headers['mcp-session-id'] &&
-    !!req.headers['mcp-protocol-version']
-  );
 }
 
 function fastPathFailed(res: ServerResponse, body: RpcBody | undefined, err: Error): void {

@@ -28,7 +28,9 @@ export { isExecuteTool, resultRefs, type ResultRefs } from './result-refs';
 /** Tools as tools/list shows them (for GET /catalog). */
 export { listedTools, type ListedTool } from './listed-tools';
 /** Requests refused before the SDK (HTTP method, Content-Type, unbounded names and ids). */
-export { envelopeRefusal, type Refusal } from './request-guard';
+export { envelopeRefusal, isStatelessMcpPost, type Refusal } from './request-guard';
+/** An app's `/mcp` served in front of Express and Nest for callers known without the guard. */
+export { mcpFrontDoor } from './front-door';
 /** MCP resources an app serves for the caller, with 2026-07-28 cache hints. */
 export {
   combinedResources,

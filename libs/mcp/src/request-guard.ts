@@ -133,3 +133,16 @@ function hint(field: string): string {
       return 'Fix the request and retry.';
   }
 }
+
+/**
+ * A 2026-07-28 (sessionless) POST to `/mcp`: what the apps serve in front of Express and Nest (createHttpApp's
+ * `front`); anything else takes the guarded route.
+ */
+export function isStatelessMcpPost(req: IncomingMessage): boolean {
+  return (
+    req.method === 'POST' &&
+    (req.url === '/mcp' || req.url?.startsWith('/mcp?') === true) &&
+    !req.headers['mcp-session-id'] &&
+    !!req.headers['mcp-protocol-version']
+  );
+}
