@@ -1,17 +1,18 @@
+import type { IncomingMessage } from 'node:http';
 import { Logger } from '@nestjs/common';
 import { type FrontDoor, type PrincipalResolver, type RawHandler, sendError } from '@stoa/auth';
 import type { McpEndpoint } from './mcp-endpoint';
 import type { McpRequest } from './endpoint-parts';
-import { isStatelessMcpPost } from './request-guard';
 
 const logger = new Logger('McpFrontDoor');
 
 /**
- * An app's `/mcp` in front of Express and Nest (createHttpApp's `front`) for sessionless 2026-07-28 POSTs. `before`
- * (a connector's fast paths) sees each one first; then a caller known here goes straight to `endpoint` — what the
- * guarded route does, without Express's middleware stack and Nest's guard chain (~0.8 ms of a 2 ms tool call on a
- * 2-core VM). A caller who cannot be authenticated here (no token, a bad one, a custom resolver that declines, an
- * unreachable identity provider) takes the guarded route, which answers with its proper 401 challenge or 503.
+ * An app's `/mcp` in front of Express and Nest (createHttpApp's `front`), both protocol eras and every method.
+ * `before` (a connector's fast paths) sees each request first; then a caller known here goes straight to
+ * `endpoint` — what the guarded route does, without Express's middleware stack and Nest's guard chain (~0.8 ms of
+ * a 2 ms tool call on a 2-core VM). A caller who cannot be authenticated here (no token, a bad one, a custom
+ * resolver that declines, an unreachable identity provider) takes the guarded route, which answers with its
+ * proper 401 challenge or 503.
  */
 export function mcpFrontDoor(endpoint: McpEndpoint, principals: PrincipalResolver, ...before: RawHandler[]): FrontDoor {
   const serve: RawHandler = (req, res, next) => {
@@ -24,5 +25,9 @@ export function mcpFrontDoor(endpoint: McpEndpoint, principals: PrincipalResolve
       });
     }, next);
   };
-  return { takes: isStatelessMcpPost, handlers: [...before, serve] };
+  return { takes: isMcpPath, handlers: [...before, serve] };
+}
+
+function isMcpPath(req: IncomingMessage): boolean {
+  return req.url === '/mcp' || req.url?.startsWith('/mcp?') === true;
 }
