@@ -27,7 +27,8 @@ export interface HttpAppOptions {
  * a request it `takes` then has its JSON body read (same limits and refusals) and goes through `handlers` in turn.
  * Each serves it or calls `next()`: after the last, Express and Nest get it (body read, so not read again) — the
  * guarded route then answers with its proper 401, 404 or refusal. Express's middleware stack, request decoration
- * and Nest's guard chain cost ~0.1–0.2 ms of CPU per request, a quarter of a router's work per routed call.
+ * and Nest's guard chain cost ~0.8 ms of a 2 ms tool call on a 2-core VM (an executor's CPU per call fell from
+ * 0.30–0.42 to 0.12–0.16 ms, a router's per routed call from 0.37–0.54 to 0.26–0.28 ms: bench/RESULTS.md, stop 42).
  */
 export interface FrontDoor {
   takes: (req: IncomingMessage) => boolean;
@@ -85,7 +86,7 @@ function serveFirst(
     let i = 0;
     const next = (): void => {
       const step = steps[i++];
-      if (!step) return framework(req, res, done);
+      if (!step) return framework(req, res, done && restoring(req, res, done));
       try {
         step(req, res, next);
       } catch (err) {
@@ -97,6 +98,19 @@ function serveFirst(
   };
   handlers.set(app, handle);
   server.on('request', (req: IncomingMessage, res: ServerResponse) => handle(req, res));
+}
+
+/**
+ * `done` of a handler mounted in another Express app, with the request and response given back with the prototypes
+ * they came with (Express does the same for a mounted sub-app): Nest's Express app sets its own on the way in.
+ */
+function restoring(req: IncomingMessage, res: ServerResponse, done: (err?: unknown) => void) {
+  const [reqProto, resProto] = [Object.getPrototypeOf(req) as object, Object.getPrototypeOf(res) as object];
+  return (err?: unknown): void => {
+    Object.setPrototypeOf(req, reqProto);
+    Object.setPrototypeOf(res, resProto);
+    done(err);
+  };
 }
 
 /** The OpenAPI document of an app's admin API. */
