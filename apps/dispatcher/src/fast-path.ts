@@ -10,9 +10,9 @@ type RawRequest = IncomingMessage & { body?: unknown; rawBody?: Buffer; principa
 const logger = new Logger('DispatcherFastPath');
 
 /**
- * 2026-07-28 `tools/call` requests of worker tools: routed here, before Nest. The common case — one worker, no
- * rewrite — is streamed through unchanged (counted in flight); fan-out, probes and reroutes take the parsed
- * path. Everything else continues to the SDK endpoint.
+ * 2026-07-28 `tools/call` requests of worker tools: routed here, ahead of the dispatcher's own endpoint (`before` in
+ * mcpFrontDoor). The common case — one worker, no rewrite — is streamed through unchanged (counted in flight);
+ * fan-out, probes and reroutes take the parsed path. Everything else continues to the SDK endpoint.
  */
 export function dispatcherFastPath(dispatch: DispatchService, pool: UpstreamPool, principals: PrincipalResolver) {
   return (req: RawRequest, res: ServerResponse, next: () => void): void => {

@@ -48,11 +48,12 @@ const logger = new Logger('ConnectorFastPath');
 const isTaskMethod = (m: unknown): m is string => m === 'tasks/get' || m === 'tasks/update' || m === 'tasks/cancel';
 
 /**
- * The front door of a connector's `/mcp` (router, gateway; createHttpApp's `front`): a 2026-07-28 `tools/call` of an upstream tool is
- * streamed straight to that upstream (no SDK parse, validate and re-serialise on this hop; progress and
+ * Ahead of a connector's `/mcp` endpoint (router, gateway; `before` in mcpFrontDoor): a 2026-07-28 `tools/call` of
+ * an upstream tool is streamed straight to that upstream (no SDK parse, validate and re-serialise on this hop; progress and
  * cancellation travel with the stream), and `tasks/get`/`tasks/update`/`tasks/cancel` go to the upstream that
  * knows the task. Anything else — and any request whose caller cannot be authenticated here, or whose `Mcp-Name`
- * does not match its body — continues to the guarded Nest route (the SDK endpoint: proper 401 challenges, -32020).
+ * does not match its body — continues to the connector's SDK endpoint (the guarded route gives the 401 challenges;
+ * the endpoint -32020).
  */
 export function connectorFastPath(pool: UpstreamPool, principals: PrincipalResolver, hooks: FastPathHooks = {}) {
   const tasks = taskRelay(pool, principals);
@@ -74,11 +75,11 @@ export function connectorFastPath(pool: UpstreamPool, principals: PrincipalResol
 }
 
 /**
- * A front-door handler for `/mcp` of any connector: a 2026-07-28 `tasks/get`/`tasks/update`/`tasks/cancel` whose
+ * Ahead of any connector's `/mcp` endpoint (`before` in mcpFrontDoor): a 2026-07-28 `tasks/get`/`tasks/update`/`tasks/cancel` whose
  * `Mcp-Name` names its task goes to the upstream that owns the task (asked in turn: task ids are unguessable, and
  * someone else's task answers "not found" upstream exactly like an unknown one), and so does a `subscriptions/listen`
  * for their notifications (relayListen). Anything else — and a caller who cannot be authenticated here — continues
- * to the guarded Nest route.
+ * to the connector's SDK endpoint.
  */
 export function taskRelay(pool: UpstreamPool, principals: PrincipalResolver) {
   return (req: RawRequest, res: ServerResponse, next: () => void): void => {

@@ -1,8 +1,8 @@
-import type { IncomingMessage } from 'node:http';
 import { Logger } from '@nestjs/common';
 import { type FrontDoor, type PrincipalResolver, type RawHandler, sendError } from '@stoa/auth';
 import type { McpEndpoint } from './mcp-endpoint';
 import type { McpRequest } from './endpoint-parts';
+import { isMcpPath } from './request-guard';
 
 const logger = new Logger('McpFrontDoor');
 
@@ -26,8 +26,4 @@ export function mcpFrontDoor(endpoint: McpEndpoint, principals: PrincipalResolve
     }, next);
   };
   return { takes: isMcpPath, handlers: [...before, serve] };
-}
-
-function isMcpPath(req: IncomingMessage): boolean {
-  return req.url === '/mcp' || req.url?.startsWith('/mcp?') === true;
 }

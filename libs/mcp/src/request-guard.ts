@@ -134,15 +134,14 @@ function hint(field: string): string {
   }
 }
 
-/**
- * A 2026-07-28 (sessionless) POST to `/mcp`: what the apps serve in front of Express and Nest (createHttpApp's
- * `front`); anything else takes the guarded route.
- */
+/** A request to `/mcp` (with or without a query string): what an app's front door takes (mcpFrontDoor). */
+export function isMcpPath(req: IncomingMessage): boolean {
+  return req.url === '/mcp' || req.url?.startsWith('/mcp?') === true;
+}
+
+/** A 2026-07-28 (sessionless) POST to `/mcp`: the only requests the connectors' fast paths take. */
 export function isStatelessMcpPost(req: IncomingMessage): boolean {
   return (
-    req.method === 'POST' &&
-    (req.url === '/mcp' || req.url?.startsWith('/mcp?') === true) &&
-    !req.headers['mcp-session-id'] &&
-    !!req.headers['mcp-protocol-version']
+    req.method === 'POST' && isMcpPath(req) && !req.headers['mcp-session-id'] && !!req.headers['mcp-protocol-version']
   );
 }
